@@ -1,0 +1,13 @@
+"""ASTER-TF: scene text recognition with TPS rectification and attentional decoding.
+
+Importing the package sets TF_USE_LEGACY_KERAS=1 before TensorFlow can be imported by any of its
+modules (the v1 RNN cells and tf.compat.v1.layers need the legacy Keras). TensorFlow itself is
+imported through aster.tf_setup, never here, so that config tools start fast.
+"""
+
+import os
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+__version__ = "0.1.0"

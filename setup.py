@@ -1,0 +1,84 @@
+"""ASTER-TF: attentional scene text recognition with TPS rectification, TF1 graph style.
+
+The protos in protos/ are compiled with grpcio-tools' protoc while the package builds (both
+`pip install .` and `pip install -e .`); the generated aster/protos/*_pb2.py are never committed.
+"""
+
+import glob
+import os
+
+from setuptools import Command, find_packages, setup
+from setuptools.command.build_py import build_py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def compile_protos():
+    """Compiles protos/*.proto into aster/protos/*_pb2.py in the source tree."""
+    from grpc_tools import protoc  # build requirement (pyproject.toml)
+
+    sources = sorted(glob.glob(os.path.join(HERE, "protos", "*.proto")))
+    if not sources:
+        raise RuntimeError(f"no .proto files under {os.path.join(HERE, 'protos')}")
+    include = os.path.join(os.path.dirname(protoc.__file__), "_proto")
+    args = [
+        "protoc",
+        f"--proto_path=aster/protos={os.path.join(HERE, 'protos')}",
+        f"--proto_path={include}",
+        f"--python_out={HERE}",
+        *sources,
+    ]
+    if protoc.main(args) != 0:
+        raise RuntimeError(f"protoc failed on {sources}")
+
+
+class BuildProtos(Command):
+    """`python setup.py build_protos`: compile the protos only (used by `make protos`)."""
+
+    description = "compile protos/*.proto into aster/protos"
+    user_options = []
+
+    def initialize_options(self):
+        pass
+
+    def finalize_options(self):
+        pass
+
+    def run(self):
+        compile_protos()
+
+
+class BuildPyWithProtos(build_py):
+    """Compiles the protos before the package's modules are collected."""
+
+    def run(self):
+        compile_protos()
+        super().run()
+
+
+setup(
+    name="aster-tf",
+    version="0.1.0",
+    description="ASTER scene text recognition (TPS + attention) in TF1 graph style on TF 2.21",
+    python_requires=">=3.11,<3.12",
+    packages=find_packages(include=["aster", "aster.*"]),
+    install_requires=[
+        "tensorflow==2.21.0",
+        "tf-keras==2.21.0",
+        "tf-slim==1.1.0",
+        "protobuf>=7.35.1,<8",
+        "numpy>=1.26",
+        "pillow>=10",
+        "editdistance>=0.8",
+    ],
+    extras_require={
+        "lmdb": ["lmdb>=1.4"],
+        "dev": ["pytest>=8", "ruff==0.17.6", "lmdb>=1.4", "scipy>=1.11"],
+    },
+    entry_points={
+        "console_scripts": [
+            "aster-config=aster.config_cli:main",
+        ],
+    },
+    cmdclass={"build_py": BuildPyWithProtos, "build_protos": BuildProtos},
+)
