@@ -73,7 +73,7 @@ setup(
     ],
     extras_require={
         "lmdb": ["lmdb>=1.4"],
-        "dev": ["pytest>=8", "ruff==0.17.6", "lmdb>=1.4", "scipy>=1.11"],
+        "dev": ["pytest>=8", "ruff==0.17.6", "lmdb>=1.4", "scipy>=1.11", "grpcio-tools==1.85.1"],
     },
     entry_points={
         "console_scripts": [
