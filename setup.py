@@ -78,6 +78,12 @@ setup(
     entry_points={
         "console_scripts": [
             "aster-config=aster.config_cli:main",
+            "aster-train=aster.train:main",
+            "aster-eval=aster.eval:main",
+            "aster-demo=aster.demo:main",
+            "aster-export=aster.export:main",
+            "aster-synth-words=aster.tools.synth_words:main",
+            "aster-convert=aster.tools.convert:main",
         ],
     },
     cmdclass={"build_py": BuildPyWithProtos, "build_protos": BuildProtos},

@@ -1,0 +1,52 @@
+"""Character sets: the built-in ones of the original ASTER and loading a set from text.
+
+A character set is a list of distinct single characters (Unicode code points, UTF-8 in files).
+"""
+
+import string
+
+LOWERCASE = string.digits + string.ascii_lowercase  # 36
+ALLCASES = string.digits + string.ascii_letters  # 62
+ALLCASES_SYMBOLS = string.printable[:-6]  # 94 printable ASCII characters, no whitespace
+
+BUILT_IN = {"LOWERCASE": LOWERCASE, "ALLCASES": ALLCASES, "ALLCASES_SYMBOLS": ALLCASES_SYMBOLS}
+
+
+def check_unique(chars, source):
+    """Raises ValueError naming `source` if `chars` repeats a character or has a non-character.
+
+    Args:
+      chars: sequence of str.
+      source: where the characters came from (field path or file), for the message.
+
+    Returns:
+      `chars` as a list.
+    """
+    chars = list(chars)
+    seen = set()
+    for i, c in enumerate(chars):
+        if len(c) != 1:
+            raise ValueError(f"{source}: entry {i} is {c!r}, not a single character")
+        if c in seen:
+            raise ValueError(f"{source}: character {c!r} appears more than once")
+        seen.add(c)
+    if not chars:
+        raise ValueError(f"{source}: the character set is empty")
+    return chars
+
+
+def from_text_file(path):
+    """Reads a UTF-8 file with one character per line (empty lines ignored)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+    except OSError as e:
+        raise ValueError(f"character set file {path!r} cannot be read: {e.strerror}") from e
+    except UnicodeDecodeError as e:
+        raise ValueError(f"character set file {path!r} is not valid UTF-8: {e}") from e
+    return check_unique([line.rstrip("\r") for line in lines if line.rstrip("\r")], path)
+
+
+def from_text_string(text, source="text_string"):
+    """Splits a whitespace-separated string of characters."""
+    return check_unique(text.split(), source)
