@@ -1,0 +1,237 @@
+"""Word-recognition metrics: accuracy, 1 - normalized edit distance and lexicon accuracy.
+
+Protocols (SPEC section 8). Before comparing, both the prediction and the ground truth are
+filtered to the protocol's characters:
+
+* 36: digits and letters, case-insensitive (both sides lower-cased first). The paper's protocol.
+* 62: digits and letters, case-sensitive.
+* 94: every printable ASCII character except whitespace, case-sensitive.
+
+Normalized edit distance of one example: ``editdistance(gt, pred) / max(len(gt), len(pred))``
+on the filtered strings (character-level Levenshtein on Unicode code points). The reported figure
+is ``1 - mean(NED)``.
+
+Lexicon accuracy: the prediction is replaced by the lexicon word nearest to it by edit distance,
+compared case-insensitively (both lower-cased). Ties go to the word that comes first in the
+record's lexicon, so the result depends only on the record. The chosen word then counts as correct
+when it equals the ground truth under the protocol. Only records that carry a non-empty lexicon
+enter this figure.
+
+Examples are kept per record, in the order they were added, and never merged by file name (the
+original collapsed SVT's duplicate file names into one example). A ground truth that is empty
+after filtering cannot be scored: such examples are counted in ``num_empty_groundtruth`` and left
+out of every ratio; a ratio with no examples is ``None``, never a division by zero.
+"""
+
+import dataclasses
+import string
+
+import editdistance
+
+_ALNUM_LOWER = frozenset(string.digits + string.ascii_lowercase)
+_ALNUM = frozenset(string.digits + string.ascii_letters)
+_PRINTABLE = frozenset(chr(c) for c in range(33, 127))
+
+PROTOCOLS = (36, 62, 94)
+
+
+def _check_protocol(protocol):
+    if protocol not in PROTOCOLS:
+        raise ValueError(
+            f"eval_config.protocol is {protocol!r}; expected one of {list(PROTOCOLS)} "
+            "(36 case-insensitive alphanumeric, 62 case-sensitive alphanumeric, 94 printable)"
+        )
+    return protocol
+
+
+def to_text(value):
+    """Decodes bytes (as TensorFlow returns strings) to str; str passes through."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+def filter_text(text, protocol):
+    """Filters `text` to the protocol's characters (lower-cased first for protocol 36).
+
+    Args:
+      text: str or UTF-8 bytes.
+      protocol: 36, 62 or 94.
+
+    Returns:
+      The filtered str.
+
+    Raises:
+      ValueError: unknown protocol.
+    """
+    _check_protocol(protocol)
+    text = to_text(text)
+    if protocol == 36:
+        return "".join(c for c in text.lower() if c in _ALNUM_LOWER)
+    if protocol == 62:
+        return "".join(c for c in text if c in _ALNUM)
+    return "".join(c for c in text if c in _PRINTABLE)
+
+
+def normalized_edit_distance(groundtruth, prediction):
+    """Edit distance divided by the longer string's length; 0.0 when both are empty."""
+    longest = max(len(groundtruth), len(prediction))
+    if longest == 0:
+        return 0.0
+    return editdistance.eval(groundtruth, prediction) / longest
+
+
+def parse_lexicon(lexicon):
+    """Returns the lexicon words as a list of str.
+
+    Args:
+      lexicon: a tab-joined str/bytes (the TFRecord form), an iterable of words, or None.
+    """
+    if lexicon is None:
+        return []
+    if isinstance(lexicon, (str, bytes)):
+        return [w for w in to_text(lexicon).split("\t") if w]
+    return [to_text(w) for w in lexicon if to_text(w)]
+
+
+def nearest_lexicon_word(prediction, lexicon):
+    """The lexicon word with the smallest case-insensitive edit distance to `prediction`.
+
+    Ties are broken by lexicon order (the first of the nearest words wins).
+
+    Args:
+      prediction: str or bytes.
+      lexicon: see parse_lexicon.
+
+    Returns:
+      The chosen word (original case), or None for an empty lexicon.
+    """
+    words = parse_lexicon(lexicon)
+    if not words:
+        return None
+    query = to_text(prediction).lower()
+    distances = [editdistance.eval(query, w.lower()) for w in words]
+    return words[distances.index(min(distances))]
+
+
+@dataclasses.dataclass
+class ExampleResult:
+    """One evaluated record.
+
+    index: position of the record in the evaluation (0-based); the key of the example.
+    correct / ned / lexicon_correct are None when not scored (empty ground truth, no lexicon).
+    """
+
+    index: int
+    filename: str
+    groundtruth: str
+    prediction: str
+    score: float | None
+    correct: bool | None
+    ned: float | None
+    lexicon_prediction: str | None
+    lexicon_correct: bool | None
+
+    @property
+    def empty_groundtruth(self):
+        return self.correct is None
+
+
+def _ratio(numerator, denominator):
+    return None if denominator == 0 else numerator / denominator
+
+
+class RecognitionEvaluation:
+    """Accumulates predictions and ground truths of one dataset and computes its metrics."""
+
+    def __init__(self, protocol=36):
+        """Args: protocol: 36, 62 or 94. Raises ValueError for any other value."""
+        self._protocol = _check_protocol(protocol)
+        self._examples = []
+
+    @property
+    def protocol(self):
+        return self._protocol
+
+    @property
+    def examples(self):
+        """The ExampleResults in insertion order (one per record)."""
+        return list(self._examples)
+
+    def add(self, prediction, groundtruth, lexicon=None, filename="", score=None):
+        """Adds one record and returns its ExampleResult.
+
+        Args:
+          prediction: predicted text (str or UTF-8 bytes).
+          groundtruth: true text (str or UTF-8 bytes).
+          lexicon: optional lexicon (tab-joined string or list of words).
+          filename: source file name, informational only (duplicates are separate examples).
+          score: optional prediction score (log-probability).
+        """
+        prediction, groundtruth = to_text(prediction), to_text(groundtruth)
+        gt = filter_text(groundtruth, self._protocol)
+        pred = filter_text(prediction, self._protocol)
+        correct = ned = lexicon_prediction = lexicon_correct = None
+        if gt:
+            correct = pred == gt
+            ned = normalized_edit_distance(gt, pred)
+            lexicon_prediction = nearest_lexicon_word(prediction, lexicon)
+            if lexicon_prediction is not None:
+                lexicon_correct = filter_text(lexicon_prediction, self._protocol) == gt
+        result = ExampleResult(
+            index=len(self._examples),
+            filename=to_text(filename),
+            groundtruth=groundtruth,
+            prediction=prediction,
+            score=None if score is None else float(score),
+            correct=correct,
+            ned=ned,
+            lexicon_prediction=lexicon_prediction,
+            lexicon_correct=lexicon_correct,
+        )
+        self._examples.append(result)
+        return result
+
+    def add_batch(self, predictions, groundtruths, lexicons=None, filenames=None, scores=None):
+        """Adds parallel sequences of records (e.g. numpy arrays fetched from a batch)."""
+        n = len(predictions)
+        if len(groundtruths) != n:
+            raise ValueError(f"{n} predictions but {len(groundtruths)} ground truths")
+        for i in range(n):
+            self.add(
+                predictions[i],
+                groundtruths[i],
+                lexicon=None if lexicons is None else lexicons[i],
+                filename="" if filenames is None else filenames[i],
+                score=None if scores is None else scores[i],
+            )
+
+    def result(self):
+        """Returns the metrics as a JSON-ready dict.
+
+        Keys: protocol, num_examples (records added), num_scored (non-empty ground truth),
+        num_empty_groundtruth, num_correct, accuracy, one_minus_ned, num_with_lexicon,
+        lexicon_accuracy. Ratios are None when their denominator is 0.
+        """
+        scored = [e for e in self._examples if not e.empty_groundtruth]
+        with_lexicon = [e for e in scored if e.lexicon_correct is not None]
+        num_correct = sum(e.correct for e in scored)
+        return {
+            "protocol": self._protocol,
+            "num_examples": len(self._examples),
+            "num_scored": len(scored),
+            "num_empty_groundtruth": len(self._examples) - len(scored),
+            "num_correct": num_correct,
+            "accuracy": _ratio(num_correct, len(scored)),
+            "one_minus_ned": _ratio(sum(1.0 - e.ned for e in scored), len(scored)),
+            "num_with_lexicon": len(with_lexicon),
+            "lexicon_accuracy": _ratio(sum(e.lexicon_correct for e in with_lexicon),
+                                       len(with_lexicon)),
+        }
+
+
+def evaluate(predictions, groundtruths, protocol=36, lexicons=None, filenames=None):
+    """One-shot helper: RecognitionEvaluation(protocol) over parallel sequences -> result()."""
+    evaluation = RecognitionEvaluation(protocol)
+    evaluation.add_batch(predictions, groundtruths, lexicons=lexicons, filenames=filenames)
+    return evaluation.result()
