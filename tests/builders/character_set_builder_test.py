@@ -1,6 +1,5 @@
-from google.protobuf import text_format
-
 import pytest
+from google.protobuf import text_format
 
 from aster.builders import character_set_builder
 from aster.protos import label_map_pb2

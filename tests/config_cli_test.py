@@ -1,0 +1,55 @@
+import os
+import subprocess
+import sys
+
+from aster import config_cli
+from aster.utils import config_util
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PAPER = os.path.join(ROOT, "configs", "aster_paper.config")
+TINY = os.path.join(ROOT, "configs", "tiny.config")
+
+
+def test_show_applies_set(capsys):
+    assert config_cli.main(["show", PAPER, "--set", "train_config.num_steps=5"]) == 0
+    out = capsys.readouterr().out
+    assert "num_steps: 5\n" in out
+    assert config_util.parse_pipeline_config(out).train_config.num_steps == 5
+
+
+def test_validate_misspelled_field_exits_1_with_suggestion(tmp_path, capsys):
+    bad = tmp_path / "bad.config"
+    bad.write_text(open(TINY).read().replace("num_steps: 20", "num_step: 20"))
+    assert config_cli.main(["validate", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "'num_step'" in err and "did you mean 'num_steps'" in err
+
+
+def test_validate_good_config_exits_0(capsys):
+    assert config_cli.main(["validate", TINY]) == 0
+    assert "valid" in capsys.readouterr().out
+
+
+def test_set_writes_output_and_diff_shows_change(tmp_path, capsys):
+    out = tmp_path / "new.config"
+    assert config_cli.main(["set", TINY, "--set", "train_config.num_steps=3", "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert config_cli.main(["diff", TINY, str(out)]) == 0
+    assert capsys.readouterr().out.strip() == "train_config.num_steps: 20 -> 3"
+
+
+def test_set_refuses_invalid_result(tmp_path, capsys):
+    out = tmp_path / "new.config"
+    code = config_cli.main(["set", TINY, "--set", "train_config.batch_size=0", "-o", str(out)])
+    assert code == 1 and not out.exists()
+    assert "batch_size[0]" in capsys.readouterr().err
+
+
+def test_console_script_runs_as_a_user_would():
+    result = subprocess.run(
+        [sys.executable, "-m", "aster.config_cli", "validate", TINY, "--set", "train_config.num_steps=x"],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 1
+    assert "train_config.num_steps: expected an integer, got 'x'" in result.stderr
+    assert "Traceback" not in result.stderr
