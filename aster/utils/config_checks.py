@@ -75,7 +75,8 @@ def _check_model(model, path, problems):
         _check_predictor(predictor, p_path, problems)
     if recognition.keypoint_supervision:
         problems.require(recognition.HasField("spatial_transformer"),
-                         f"{path}.keypoint_supervision", "needs a spatial_transformer whose control points it supervises")
+                         f"{path}.keypoint_supervision",
+                         "needs a spatial_transformer whose control points it supervises")
         problems.require(recognition.HasField("regression_loss"), f"{path}.regression_loss",
                          "is required when keypoint_supervision is true")
 
