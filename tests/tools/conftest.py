@@ -1,0 +1,37 @@
+"""Fixtures shared by the tools tests: tiny images on disk and reading TFRecords back."""
+
+import io
+
+import pytest
+from PIL import Image
+
+from aster.tools import tfrecord_utils
+
+
+def encode_image(size=(12, 8), color=(200, 30, 40), image_format="PNG"):
+    """Encoded bytes of a solid `size` = (width, height) RGB image."""
+    buffer = io.BytesIO()
+    Image.new("RGB", size, color).save(buffer, format=image_format)
+    return buffer.getvalue()
+
+
+@pytest.fixture
+def write_image():
+    """write_image(path, size=(w, h), color=..., image_format="PNG") -> path (dirs created)."""
+
+    def write(path, size=(12, 8), color=(200, 30, 40), image_format="PNG"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(encode_image(size, color, image_format))
+        return path
+
+    return write
+
+
+@pytest.fixture
+def read_records():
+    """read_records(path_or_glob) -> list of example dicts (tfrecord_utils.example_to_dict)."""
+
+    def read(pattern):
+        return [tfrecord_utils.example_to_dict(e) for e in tfrecord_utils.read_examples(pattern)]
+
+    return read
