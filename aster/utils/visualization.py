@@ -151,3 +151,9 @@ def to_png_bytes(pil_image):
     buffer = io.BytesIO()
     pil_image.save(buffer, format="PNG")
     return buffer.getvalue()
+
+
+def png_size(png_bytes):
+    """(height, width) of PNG bytes."""
+    with Image.open(io.BytesIO(png_bytes)) as image:
+        return image.size[1], image.size[0]

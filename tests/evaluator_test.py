@@ -1,0 +1,297 @@
+"""Tests for aster/evaluator.py with a stand-in model and in-memory eval data.
+
+The stand-in model predicts, for every image, the text of its variable `StandIn/value` rounded to
+an integer, so which checkpoint (and which weights: raw or moving average) was restored shows in
+the predictions.
+"""
+
+import json
+import logging
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+from google.protobuf import text_format
+
+from aster import eval_util, evaluator
+from aster.core import model as model_lib
+from aster.core.standard_fields import InputDataFields as Fields
+from aster.core.standard_fields import PredictionFields
+from aster.protos import pipeline_pb2
+from aster.tf_setup import tf
+
+GROUNDTRUTH = ["7", "7", "8", "7", "!!", "7"]  # "!!" is empty under every alphanumeric protocol
+
+
+class StandInModel(model_lib.RecognitionModel):
+    """Predicts str(round(StandIn/value)) for every image."""
+
+    def __init__(self):
+        super().__init__(is_training=False)
+
+    def preprocess(self, images):
+        return images / 127.5 - 1.0
+
+    def predict(self, preprocessed_images, scope=None):
+        with tf.variable_scope("StandIn"):
+            value = tf.get_variable("value", [], initializer=tf.zeros_initializer())
+        return {"images": preprocessed_images, "value": value}
+
+    def loss(self, predictions_dict, scope=None):
+        return {}
+
+    def postprocess(self, predictions_dict, scope=None):
+        images = predictions_dict["images"]
+        batch = tf.shape(images)[0]
+        text = tf.strings.as_string(tf.cast(tf.round(predictions_dict["value"]), tf.int32))
+        points = tf.constant([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        return {
+            PredictionFields.text: tf.fill([batch], text),
+            PredictionFields.scores: tf.fill([batch], -predictions_dict["value"]),
+            PredictionFields.control_points: tf.tile(points[None], [batch, 1, 1]),
+            PredictionFields.rectified_images: tf.image.resize(images, [8, 16]),
+        }
+
+
+def stand_in_batches(groundtruth=GROUNDTRUTH, lexicons=None, dropped=0):
+    """A batches_fn over in-memory examples: 16x32 images, filenames all "same.png"."""
+
+    def batches_fn(reader_config, eval_config, batch_size):
+        n = len(groundtruth)
+        data = {
+            Fields.image: np.full((n, 16, 32, 3), 100.0, np.float32),
+            Fields.groundtruth_text: np.array(groundtruth, dtype=object),
+            Fields.filename: np.array(["same.png"] * n, dtype=object),
+            Fields.lexicon: np.array(lexicons or [""] * n, dtype=object),
+        }
+        dataset = tf.data.Dataset.from_tensor_slices(data).batch(batch_size)
+        batch = tf.data.make_one_shot_iterator(dataset).get_next()
+        return batch, {"undecodable": tf.constant(dropped, tf.int64),
+                       "empty_label": tf.constant(0, tf.int64)}
+
+    return batches_fn
+
+
+def write_checkpoint(directory, step, value, ema_value=None):
+    """Writes model.ckpt-<step> holding StandIn/value (and its moving average)."""
+    with tf.Graph().as_default():
+        with tf.variable_scope("StandIn"):
+            var = tf.get_variable("value", [], initializer=tf.constant_initializer(value))
+        var_list = {"StandIn/value": var}
+        if ema_value is not None:
+            var_list["StandIn/value/ExponentialMovingAverage"] = tf.Variable(ema_value)
+        saver = tf.train.Saver(var_list)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            return saver.save(sess, os.path.join(directory, "model.ckpt"), global_step=step,
+                              write_meta_graph=False)
+
+
+def make_config(extra=""):
+    config = pipeline_pb2.TrainEvalPipelineConfig()
+    text_format.Merge(
+        """
+        eval_config { batch_size: 4 num_examples: 0 num_visualizations: 3 }
+        eval_input_reader { tf_record_input_reader { input_path: "data/bench_a.tfrecord" } }
+        """ + extra, config)
+    return config
+
+
+def run(config, eval_dir, **kwargs):
+    kwargs.setdefault("batches_fn", stand_in_batches())
+    return evaluator.run(config, str(eval_dir), model_fn=StandInModel, **kwargs)
+
+
+def test_evaluate_checkpoint_reports_metrics_and_writes_outputs(tmp_path):
+    ckpt = write_checkpoint(str(tmp_path / "train"), 12, 7.0)
+    eval_dir = tmp_path / "eval"
+    (results,) = run(make_config(), eval_dir, checkpoint_path=ckpt)
+    (dataset,) = results["datasets"]
+    assert results["step"] == 12 and results["protocol"] == 36
+    assert dataset["name"] == "bench_a"
+    # 6 records with the same file name, all counted; "!!" has an empty ground truth.
+    assert dataset["size"] == 6 and dataset["num_empty_groundtruth"] == 1
+    assert dataset["accuracy"] == pytest.approx(4 / 5)
+    assert dataset["one_minus_ned"] == pytest.approx(4 / 5)
+    assert dataset["dropped"] == {"undecodable": 0, "empty_label": 0}
+    assert dataset["images_per_sec"] > 0
+    with open(eval_dir / "results.json") as f:
+        assert json.load(f) == json.loads(json.dumps(results))
+    md = (eval_dir / "step-12" / "results.md").read_text()
+    assert "| bench_a | 6 | 80.00% | 80.00% |" in md
+    assert os.path.getsize(dataset["examples_sheet"]) > 0
+    rows = (eval_dir / "step-12" / "predictions-bench_a.tsv").read_text().splitlines()
+    assert len(rows) == 7 and rows[3].split("\t")[:4] == ["2", "same.png", "8", "7"]
+
+
+def test_evaluate_writes_summaries_under_dataset_dir(tmp_path):
+    ckpt = write_checkpoint(str(tmp_path / "train"), 3, 7.0)
+    run(make_config(), tmp_path / "eval", checkpoint_path=ckpt)
+    events = [f for f in os.listdir(tmp_path / "eval" / "bench_a") if "tfevents" in f]
+    assert events
+    values = {}
+    for event in tf.train.summary_iterator(str(tmp_path / "eval" / "bench_a" / events[0])):
+        for value in event.summary.value:
+            values[value.tag] = (event.step, value)
+    assert values["eval/accuracy"][0] == 3
+    assert values["eval/accuracy"][1].simple_value == pytest.approx(0.8)
+    assert values["eval/examples"][1].image.encoded_image_string.startswith(b"\x89PNG")
+
+
+def test_evaluate_every_eval_reader_with_configured_and_derived_names(tmp_path):
+    ckpt = write_checkpoint(str(tmp_path / "train"), 1, 7.0)
+    config = make_config("""
+        eval_input_reader { tf_record_input_reader { input_path: "x/bench_b.tfrecord" } }
+        eval_config { dataset_name: "first" }""")
+    (results,) = run(config, tmp_path / "eval", checkpoint_path=ckpt)
+    assert [d["name"] for d in results["datasets"]] == ["first", "bench_b"]
+    assert os.path.isdir(tmp_path / "eval" / "first")
+
+
+def test_protocol_and_num_examples_and_lexicon(tmp_path):
+    ckpt = write_checkpoint(str(tmp_path / "train"), 1, 7.0)
+    batches = stand_in_batches(["7", "8", "1", "9"], lexicons=["", "8\t1", "1\t7", ""],
+                               dropped=2)
+    config = make_config("eval_config { protocol: 62 num_examples: 3 }")
+    (results,) = run(config, tmp_path / "eval", checkpoint_path=ckpt, batches_fn=batches)
+    (dataset,) = results["datasets"]
+    assert results["protocol"] == 62 and dataset["size"] == 3
+    assert dataset["accuracy"] == pytest.approx(1 / 3)
+    # gt "8": "7" ties 8/1 and snaps to "8" (first) -> right; gt "1": "7" is in "1\t7" -> wrong.
+    assert dataset["num_with_lexicon"] == 2 and dataset["lexicon_accuracy"] == 0.5
+    assert set(dataset["protocols"]) == {"36", "62", "94"}
+    assert dataset["dropped"]["undecodable"] == 2 and dataset["num_dropped"] == 2
+
+
+def test_moving_averages_restored_when_asked(tmp_path):
+    ckpt = write_checkpoint(str(tmp_path / "train"), 1, 3.0, ema_value=7.0)
+    (raw,) = run(make_config(), tmp_path / "raw", checkpoint_path=ckpt)
+    config = make_config("eval_config { use_moving_averages: true }")
+    (ema,) = run(config, tmp_path / "ema", checkpoint_path=ckpt)
+    assert raw["datasets"][0]["accuracy"] == 0.0
+    assert ema["datasets"][0]["accuracy"] == pytest.approx(0.8)
+    assert ema["use_moving_averages"] is True
+
+
+def test_moving_averages_missing_from_checkpoint_raises(tmp_path):
+    ckpt = write_checkpoint(str(tmp_path / "train"), 1, 3.0)
+    config = make_config("eval_config { use_moving_averages: true }")
+    with pytest.raises(ValueError, match="has no moving averages"):
+        run(config, tmp_path / "eval", checkpoint_path=ckpt)
+
+
+def test_checkpoint_without_model_variables_raises(tmp_path):
+    with tf.Graph().as_default():
+        other = tf.Variable(1.0, name="Other")
+        with tf.Session() as sess:
+            sess.run(other.initializer)
+            ckpt = tf.train.Saver([other]).save(sess, str(tmp_path / "model.ckpt"), global_step=4)
+    with pytest.raises(ValueError, match="lacks 1 of the model's 1 variables"):
+        run(make_config(), tmp_path / "eval", checkpoint_path=ckpt)
+
+
+def test_bad_eval_config_raises(tmp_path):
+    with pytest.raises(ValueError, match="eval_config.protocol is 40"):
+        evaluator.Evaluator(make_config("eval_config { protocol: 40 }"), str(tmp_path))
+    with pytest.raises(ValueError, match="eval_config.batch_size is 0"):
+        evaluator.Evaluator(make_config("eval_config { batch_size: 0 }"), str(tmp_path))
+    with pytest.raises(ValueError, match="dataset_name has 2 entries but there are only 1"):
+        evaluator.Evaluator(make_config('eval_config { dataset_name: ["a", "b"] }'),
+                            str(tmp_path))
+    with pytest.raises(ValueError, match="no eval_input_reader"):
+        evaluator.Evaluator(pipeline_pb2.TrainEvalPipelineConfig(), str(tmp_path))
+
+
+def test_missing_checkpoint_path_or_dir_raises(tmp_path):
+    with pytest.raises(ValueError, match="no complete checkpoint there"):
+        run(make_config(), tmp_path / "eval", checkpoint_path=str(tmp_path / "model.ckpt-9"))
+    with pytest.raises(ValueError, match="--checkpoint_dir is required"):
+        run(make_config(), tmp_path / "eval")
+    with pytest.raises(ValueError, match="no complete checkpoint found"):
+        run(make_config(), tmp_path / "eval", checkpoint_dir=str(tmp_path), run_once=True)
+
+
+def test_run_once_evaluates_only_the_newest(tmp_path):
+    train = str(tmp_path / "train")
+    for step in (1, 2, 3):
+        write_checkpoint(train, step, 7.0)
+    results = run(make_config(), tmp_path / "eval", checkpoint_dir=train, run_once=True)
+    assert [r["step"] for r in results] == [3]
+
+
+def test_loop_evaluates_checkpoints_written_while_polling_in_order(tmp_path):
+    train = str(tmp_path / "train")
+    os.makedirs(train)
+    config = make_config("train_config { num_steps: 30 }")
+
+    def writer():
+        for step in (10, 20, 30):
+            time.sleep(0.2)
+            write_checkpoint(train, step, step / 10 + 6)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        results = run(config, tmp_path / "eval", checkpoint_dir=train,
+                      sleep=lambda secs: time.sleep(0.05))
+    finally:
+        thread.join()
+    assert [r["step"] for r in results] == [10, 20, 30]
+    # step 10 restored value 7: the only checkpoint whose predictions match "7".
+    assert [r["datasets"][0]["num_correct"] for r in results] == [4, 1, 0]
+
+
+def test_loop_skips_checkpoint_deleted_before_its_turn_with_log(tmp_path, caplog):
+    train = str(tmp_path / "train")
+    paths = [write_checkpoint(train, step, 7.0) for step in (1, 2, 3)]
+
+    def on_result(result):
+        if result["step"] == 1:
+            for name in os.listdir(train):
+                if name.startswith(os.path.basename(paths[1]) + "."):
+                    os.remove(os.path.join(train, name))
+
+    config = make_config("train_config { num_steps: 3 }")
+    with caplog.at_level(logging.WARNING):
+        results = run(config, tmp_path / "eval", checkpoint_dir=train, on_result=on_result)
+    assert [r["step"] for r in results] == [1, 3]
+    assert any("model.ckpt-2 was deleted before its turn" in r.getMessage()
+               for r in caplog.records)
+
+
+def test_loop_survives_checkpoint_vanishing_during_evaluation(tmp_path, caplog):
+    train = str(tmp_path / "train")
+    first = write_checkpoint(train, 1, 7.0)
+    write_checkpoint(train, 2, 7.0)
+    base = stand_in_batches()
+    calls = []
+
+    def batches_fn(*args):
+        calls.append(1)
+        if len(calls) == 1:  # delete step 1 after the loop has chosen it, before the restore
+            for name in os.listdir(train):
+                if name.startswith("model.ckpt-1."):
+                    os.remove(os.path.join(train, name))
+        return base(*args)
+
+    config = make_config("eval_config { max_evals: 5 eval_timeout_secs: 1 }")
+    with caplog.at_level(logging.WARNING):
+        results = run(config, tmp_path / "eval", checkpoint_dir=train, batches_fn=batches_fn,
+                      sleep=lambda secs: time.sleep(0.2))
+    assert [r["step"] for r in results] == [2]
+    assert any(first in r.getMessage() and "unavailable" in r.getMessage()
+               for r in caplog.records)
+    assert eval_util.newest_checkpoint(train).step == 2
+
+
+def test_only_visualize_incorrect_puts_wrong_examples_first(tmp_path):
+    ckpt = write_checkpoint(str(tmp_path / "train"), 1, 7.0)
+    batches = stand_in_batches(["7", "7", "7", "7", "7", "9"])
+    config = make_config("eval_config { only_visualize_incorrect: true num_visualizations: 2 }")
+    (results,) = run(config, tmp_path / "eval", checkpoint_path=ckpt, batches_fn=batches)
+    assert results["datasets"][0]["examples_shown"] == [5, 0]
+    (results,) = run(make_config("eval_config { num_visualizations: 2 }"), tmp_path / "eval2",
+                     checkpoint_path=ckpt, batches_fn=batches)
+    assert results["datasets"][0]["examples_shown"] == [0, 1]
