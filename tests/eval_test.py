@@ -1,0 +1,93 @@
+"""Tests for aster/eval.py (aster-eval) with the stand-in model patched in."""
+
+import json
+import os
+
+import pytest
+from stand_in_model import StandInModel, stand_in_batches, write_checkpoint
+
+from aster import eval as eval_cli
+from aster import evaluator
+from aster.utils import config_util
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OVERRIDE = """
+eval_config { batch_size: 4 num_examples: 0 max_evals: 1 }
+eval_input_reader { tf_record_input_reader { input_path: "data/bench_a.tfrecord" } }
+"""
+
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    monkeypatch.setattr(evaluator, "_default_model_fn", lambda model_config: StandInModel())
+    monkeypatch.setattr(evaluator, "_default_batches_fn", stand_in_batches())
+
+
+@pytest.fixture
+def config_path(tmp_path):
+    config = config_util.load_pipeline_config(os.path.join(ROOT, "configs", "tiny.config"))
+    config = config_util.merge_overrides(config, OVERRIDE)
+    return config_util.save_pipeline_config(config, str(tmp_path / "pipeline.config"))
+
+
+def test_run_once_prints_report_and_writes_results(stand_in, config_path, tmp_path, capsys):
+    train = str(tmp_path / "train")
+    for step in (5, 9):
+        write_checkpoint(train, step, 7.0)
+    eval_dir = str(tmp_path / "eval")
+    rc = eval_cli.main(["--pipeline_config_path", config_path, "--checkpoint_dir", train,
+                        "--eval_dir", eval_dir, "--run_once",
+                        "--set", "eval_config.protocol=62"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "- step: 9" in out and "- protocol: 62" in out and "| bench_a | 6 |" in out
+    with open(os.path.join(eval_dir, "results.json")) as f:
+        results = json.load(f)
+    assert results["step"] == 9 and results["protocol"] == 62
+
+
+def test_checkpoint_path_and_config_override(stand_in, config_path, tmp_path):
+    train = str(tmp_path / "train")
+    first = write_checkpoint(train, 1, 7.0)
+    write_checkpoint(train, 2, 7.0)
+    eval_dir = str(tmp_path / "eval")
+    rc = eval_cli.main(["--pipeline_config_path", config_path, "--checkpoint_path", first,
+                        "--eval_dir", eval_dir,
+                        "--config_override", 'eval_config { dataset_name: "renamed" }'])
+    assert rc == 0
+    with open(os.path.join(eval_dir, "results.json")) as f:
+        results = json.load(f)
+    assert results["step"] == 1 and results["datasets"][0]["name"] == "renamed"
+
+
+def test_loop_honours_max_evals(stand_in, config_path, tmp_path):
+    train = str(tmp_path / "train")
+    for step in (1, 2):
+        write_checkpoint(train, step, 7.0)
+    eval_dir = str(tmp_path / "eval")
+    rc = eval_cli.main(["--pipeline_config_path", config_path, "--checkpoint_dir", train,
+                        "--eval_dir", eval_dir])
+    assert rc == 0
+    assert os.path.isdir(os.path.join(eval_dir, "step-1"))
+    assert not os.path.exists(os.path.join(eval_dir, "step-2"))
+
+
+def test_missing_checkpoint_exits_1_with_message(stand_in, config_path, tmp_path, capsys):
+    rc = eval_cli.main(["--pipeline_config_path", config_path, "--checkpoint_dir",
+                        str(tmp_path), "--eval_dir", str(tmp_path / "eval"), "--run_once"])
+    assert rc == 1
+    assert "no complete checkpoint found" in capsys.readouterr().err
+
+
+def test_bad_config_exits_1_naming_the_field(config_path, tmp_path, capsys):
+    rc = eval_cli.main(["--pipeline_config_path", config_path, "--checkpoint_dir",
+                        str(tmp_path), "--eval_dir", str(tmp_path / "eval"),
+                        "--set", "eval_config.protcol=62"])
+    assert rc == 1
+    assert "protcol" in capsys.readouterr().err
+
+
+def test_missing_required_flag_is_usage_error():
+    with pytest.raises(SystemExit) as e:
+        eval_cli.main(["--checkpoint_dir", "x"])
+    assert e.value.code == 2
