@@ -9,32 +9,25 @@ import os
 from aster.tools import conversion
 
 
-def read_samples(lmdb_path):
-    """Yields a Sample per LMDB entry, named `<database folder>/image-<index>`."""
-    from aster.readers.lmdb_reader import LmdbSamples
-
-    name = os.path.basename(os.path.normpath(lmdb_path))
-    for index, image_bytes, label in LmdbSamples(lmdb_path):
+def read_samples(lmdb_samples):
+    """Yields a Sample per entry of an LmdbSamples, named `<database folder>/image-<index>`."""
+    name = os.path.basename(os.path.normpath(lmdb_samples.path))
+    for index, image_bytes, label in lmdb_samples:
         yield conversion.Sample(label, image_bytes=image_bytes,
                                 filename=f"{name}/image-{int(index):09d}")
 
 
 def convert(lmdb_path, output_path, **options):
-    """Converts one LMDB database (a folder with data.mdb); options go to convert_samples."""
-    return conversion.convert_samples(read_samples(lmdb_path), output_path, name="lmdb",
-                                      total=_num_samples(lmdb_path), **options)
+    """Converts one LMDB database (a folder with data.mdb); options go to convert_samples.
 
+    Raises:
+      ValueError: when there is no database at lmdb_path or it has no num-samples entry.
+    """
+    from aster.readers.lmdb_reader import LmdbSamples
 
-def _num_samples(lmdb_path):
-    """The database's `num-samples` entry, for progress percentages (None if unreadable)."""
-    try:
-        import lmdb
-
-        with lmdb.open(lmdb_path, readonly=True, lock=False) as env, env.begin() as txn:
-            value = txn.get(b"num-samples")
-        return int(value) if value else None
-    except Exception:  # progress only; the reader reports real errors
-        return None
+    samples = LmdbSamples(lmdb_path)
+    return conversion.convert_samples(read_samples(samples), output_path, name="lmdb",
+                                      total=len(samples), **options)
 
 
 def add_arguments(parser):

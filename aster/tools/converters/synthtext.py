@@ -81,6 +81,8 @@ def read_samples(gt_mat, image_dir=None, margin_ratio=0.0, points_per_curve=64, 
 def convert(gt_mat, output_path, image_dir=None, margin_ratio=0.0, points_per_curve=64,
             **options):
     """Converts SynthText; options go to conversion.convert_samples."""
+    if points_per_curve < 2:
+        raise ValueError(f"points_per_curve must be >= 2, got {points_per_curve}")
     gt = mat_utils.load(gt_mat)
     total = sum(_quads(b).shape[0] for b in np.asarray(gt["wordBB"], dtype=object).ravel()) \
         if "wordBB" in gt else None
