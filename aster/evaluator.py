@@ -31,7 +31,8 @@ from aster.utils import recognition_evaluation, visualization
 logger = logging.getLogger(__name__)
 
 
-def _default_model_fn(model_config):
+def default_model_fn(model_config):
+    """The model of `model_config` in inference mode (model_builder.build)."""
     from aster.builders import model_builder
 
     return model_builder.build(model_config, is_training=False)
@@ -83,7 +84,7 @@ class Evaluator:
         self._config = pipeline_config
         self._eval_config = pipeline_config.eval_config
         self._eval_dir = eval_dir
-        self._model_fn = model_fn or (lambda: _default_model_fn(pipeline_config.model))
+        self._model_fn = model_fn or (lambda: default_model_fn(pipeline_config.model))
         self._batches_fn = batches_fn or _default_batches_fn
         readers = list(pipeline_config.eval_input_reader)
         paths = [_input_path(r) for r in readers]
@@ -134,7 +135,7 @@ class Evaluator:
             fetches, drop_counts, saver, init_op = self._build_graph(reader, checkpoint_path)
             with tf.Session(self._eval_config.eval_master, graph=graph) as sess:
                 sess.run(init_op)
-                _restore(sess, saver, checkpoint_path)
+                restore(sess, saver, checkpoint_path)
                 epoch = self._run_epoch(sess, fetches)
                 dropped = _fetch_drop_counts(sess, drop_counts)
             if self._eval_config.save_graph:
@@ -182,7 +183,7 @@ class Evaluator:
         model = self._model_fn()
         predictions = model.postprocess(model.predict(model.preprocess(batch[Fields.image])))
         model_vars = [v for v in tf.global_variables() if v not in before]
-        saver = _make_saver(model_vars, checkpoint_path, self._eval_config.use_moving_averages)
+        saver = make_saver(model_vars, checkpoint_path, self._eval_config.use_moving_averages)
         others = [v for v in tf.global_variables() if v not in set(model_vars)]
         init_op = tf.group(tf.variables_initializer(others), tf.local_variables_initializer(),
                            tf.tables_initializer())
@@ -273,8 +274,12 @@ def _get(out, key, i):
 # --------------------------------------------------------------------------- restore
 
 
-def _make_saver(model_vars, checkpoint_path, use_moving_averages):
+def make_saver(model_vars, checkpoint_path, use_moving_averages):
     """A Saver restoring `model_vars` (or their moving averages) from `checkpoint_path`.
+
+    With use_moving_averages each trainable variable is restored from its
+    ExponentialMovingAverage shadow (`<name>/ExponentialMovingAverage`); non-trainable ones
+    (batch-norm statistics) from themselves. Returns None when there is nothing to restore.
 
     Raises:
       eval_util.CheckpointUnavailableError: the checkpoint cannot be read.
@@ -312,7 +317,12 @@ def _make_saver(model_vars, checkpoint_path, use_moving_averages):
     return tf.train.Saver(var_list=var_list, save_relative_paths=True)
 
 
-def _restore(sess, saver, checkpoint_path):
+def restore(sess, saver, checkpoint_path):
+    """Restores `saver` (from make_saver; None restores nothing) into `sess`.
+
+    Raises:
+      eval_util.CheckpointUnavailableError: the checkpoint vanished or is truncated.
+    """
     if saver is None:
         return
     try:

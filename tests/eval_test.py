@@ -19,7 +19,7 @@ eval_input_reader { tf_record_input_reader { input_path: "data/bench_a.tfrecord"
 
 @pytest.fixture
 def stand_in(monkeypatch):
-    monkeypatch.setattr(evaluator, "_default_model_fn", lambda model_config: StandInModel())
+    monkeypatch.setattr(evaluator, "default_model_fn", lambda model_config: StandInModel())
     monkeypatch.setattr(evaluator, "_default_batches_fn", stand_in_batches())
 
 

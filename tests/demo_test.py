@@ -1,0 +1,89 @@
+"""Tests for aster/demo.py (aster-demo) with the stand-in model."""
+
+import os
+
+import numpy as np
+import pytest
+from PIL import Image
+from stand_in_model import StandInModel, write_checkpoint
+
+from aster import demo, evaluator, export
+from aster.utils import config_util
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture
+def trained(tmp_path, monkeypatch):
+    """A training folder with a stand-in checkpoint (value 42) and its pipeline.config."""
+    monkeypatch.setattr(evaluator, "default_model_fn", lambda model_config: StandInModel())
+    train = str(tmp_path / "train")
+    write_checkpoint(train, 5, 42.0)
+    config = config_util.load_pipeline_config(os.path.join(ROOT, "configs", "tiny.config"))
+    config_util.save_pipeline_config(config, os.path.join(train, "pipeline.config"))
+    return train
+
+
+def _images(tmp_path):
+    paths = []
+    for i, ext in enumerate(("png", "jpg")):
+        path = str(tmp_path / f"word{i}.{ext}")
+        Image.fromarray(np.full((20, 60, 3), 120 + i, np.uint8)).save(path)
+        paths.append(path)
+    return paths
+
+
+def test_demo_from_checkpoint_prints_text_and_saves_rectified(trained, tmp_path, capsys):
+    paths = _images(tmp_path)
+    assert demo.main(["--checkpoint_path", trained, *paths]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines == [f"{p}\t42\t-42.0000" for p in paths]
+    for path in paths:
+        rectified = demo.rectified_path(path)
+        assert os.path.dirname(rectified) == str(tmp_path)
+        assert Image.open(rectified).size == (16, 8)
+
+
+def test_demo_from_saved_model_into_output_dir(trained, tmp_path, capsys):
+    exported = str(tmp_path / "exported")
+    assert export.main(["--checkpoint_path", trained, "--output_dir", exported]) == 0
+    capsys.readouterr()
+    paths = _images(tmp_path)
+    out_dir = str(tmp_path / "out")
+    assert demo.main(["--saved_model_dir", exported, "--output_dir", out_dir, *paths]) == 0
+    assert capsys.readouterr().out.count("\t42\t") == 2
+    assert sorted(os.listdir(out_dir)) == ["word0_rectified.png", "word1_rectified.png"]
+
+
+def test_demo_reports_and_skips_unreadable_image(trained, tmp_path, capsys):
+    good = _images(tmp_path)[0]
+    bad = str(tmp_path / "broken.png")
+    with open(bad, "wb") as f:
+        f.write(b"\x89PNG not really")
+    missing = str(tmp_path / "missing.jpg")
+    assert demo.main(["--checkpoint_path", trained, good, bad, missing]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.strip() == f"{good}\t42\t-42.0000"
+    assert f"{bad}: cannot read the image" in captured.err
+    assert f"{missing}: cannot read the image" in captured.err
+
+
+def test_demo_bad_checkpoint_or_saved_model_exits_1(tmp_path, capsys):
+    image = _images(tmp_path)[0]
+    assert demo.main(["--checkpoint_path", str(tmp_path / "nothing"), image]) == 1
+    assert "no complete checkpoint there" in capsys.readouterr().err
+    assert demo.main(["--saved_model_dir", str(tmp_path / "nothing"), image]) == 1
+    assert "cannot load a SavedModel" in capsys.readouterr().err
+
+
+def test_demo_checkpoint_without_config_exits_1(tmp_path, capsys):
+    write_checkpoint(str(tmp_path / "train"), 1, 1.0)
+    image = _images(tmp_path)[0]
+    assert demo.main(["--checkpoint_path", str(tmp_path / "train"), image]) == 1
+    assert "--pipeline_config_path is required" in capsys.readouterr().err
+
+
+def test_demo_bad_batch_size_is_usage_error(tmp_path):
+    with pytest.raises(SystemExit) as e:
+        demo.main(["--saved_model_dir", "x", "--batch_size", "0", "a.png"])
+    assert e.value.code == 2

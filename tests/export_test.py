@@ -1,0 +1,105 @@
+"""Tests for aster/export.py: the SavedModel, its signature and its parity with the checkpoint."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+from stand_in_model import StandInModel, write_checkpoint
+
+from aster import export
+from aster.utils import config_util
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Runs in a fresh interpreter: TensorFlow only, never `aster`.
+_LOAD_SCRIPT = r"""
+import json, sys
+import tensorflow as tf
+model_dir, paths = sys.argv[1], sys.argv[2:]
+serve = tf.saved_model.load(model_dir).signatures["serving_default"]
+images = tf.constant([open(p, "rb").read() for p in paths])
+out = serve(images=images)
+assert not any(m == "aster" or m.startswith("aster.") for m in sys.modules), "aster imported"
+print(json.dumps({
+    "text": [t.decode("utf-8") for t in out["text"].numpy()],
+    "scores": out["scores"].numpy().tolist(),
+    "rectified_shape": list(out["rectified_images"].shape),
+}))
+"""
+
+
+def tiny_config():
+    return config_util.load_pipeline_config(os.path.join(ROOT, "configs", "tiny.config"))
+
+
+def write_images(directory, count, seed=0):
+    """Writes `count` random PNG/JPEG word-like images of different sizes; returns their paths."""
+    rng = np.random.default_rng(seed)
+    paths = []
+    for i in range(count):
+        h, w = int(rng.integers(20, 60)), int(rng.integers(40, 200))
+        pixels = rng.integers(0, 255, size=(h, w, 3), dtype=np.uint8)
+        ext = "png" if i % 2 == 0 else "jpg"
+        path = os.path.join(directory, f"word_{i}.{ext}")
+        Image.fromarray(pixels).save(path)
+        paths.append(path)
+    return paths
+
+
+def load_without_aster(model_dir, image_paths):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TF_USE_LEGACY_KERAS")}
+    proc = subprocess.run([sys.executable, "-c", _LOAD_SCRIPT, model_dir, *image_paths],
+                          capture_output=True, text=True, env=env, cwd=os.path.dirname(model_dir),
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_decode_and_resize_handles_png_jpeg_gray_and_alpha():
+    from aster.tf_setup import tf
+
+    encoded = []
+    for mode, fmt in (("RGB", "PNG"), ("L", "JPEG"), ("RGBA", "PNG")):
+        buffer = io.BytesIO()
+        Image.new(mode, (30, 10), 200 if mode == "L" else (10, 20, 30, 255)[:len(mode)]).save(
+            buffer, format=fmt)
+        encoded.append(buffer.getvalue())
+    with tf.Graph().as_default():
+        images = export.decode_and_resize(tf.constant(encoded), 8, 16)
+        with tf.Session() as sess:
+            out = sess.run(images)
+    assert out.shape == (3, 8, 16, 3)
+    assert np.allclose(out[0], [10, 20, 30]) and np.allclose(out[1], 200, atol=2)
+
+
+def test_model_input_size_without_model_raises():
+    from aster.protos import model_pb2
+
+    with pytest.raises(ValueError, match="no model is set"):
+        export.model_input_size(model_pb2.Model())
+    assert export.model_input_size(tiny_config().model) == (32, 64)
+
+
+def test_export_refuses_existing_output_dir(tmp_path):
+    ckpt = write_checkpoint(str(tmp_path / "train"), 1, 7.0)
+    os.makedirs(tmp_path / "out")
+    with pytest.raises(ValueError, match="already exists"):
+        export.export_saved_model(tiny_config(), ckpt, str(tmp_path / "out"),
+                                  model_fn=StandInModel)
+
+
+def test_export_stand_in_model_signature_loads_without_aster(tmp_path):
+    ckpt = write_checkpoint(str(tmp_path / "train"), 1, 42.0)
+    out_dir = export.export_saved_model(tiny_config(), ckpt, str(tmp_path / "exported"),
+                                        model_fn=StandInModel)
+    assert os.path.isfile(os.path.join(out_dir, "saved_model.pb"))
+    assert os.path.isfile(os.path.join(out_dir, "pipeline.config"))
+    paths = write_images(str(tmp_path), 3)
+    loaded = load_without_aster(out_dir, paths)
+    assert loaded["text"] == ["42"] * 3 and loaded["scores"] == [-42.0] * 3
+    assert loaded["rectified_shape"] == [3, 8, 16, 3]
