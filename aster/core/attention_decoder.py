@@ -1,0 +1,272 @@
+"""Attentional sequence decoder (ASTER section 3.2), written on tf.compat.v1 without tf.contrib.
+
+One decoding step, for a batch of N hypotheses (N = B, or B * beam_width in beam search):
+
+    sync (the paper):   glimpse_t = attend(h_{t-1});  h_t = cell([onehot(y_{t-1}), glimpse_t])
+    non-sync (Luong):   h_t = cell([onehot(y_{t-1}), glimpse_{t-1}]);  glimpse_t = attend(h_t)
+    logits_t = FC([h_t, lm outputs]) -> [N, num_classes]
+
+attend(q) is additive (Bahdanau) attention: e_i = v . tanh(W_m m_i + W_q q), alpha = softmax(e),
+glimpse = sum_i alpha_i m_i over the encoder sequence m [N, T, D]. With several memories (a
+multi-branch encoder and multi_attention) each has its own attention and the glimpses are
+concatenated. Optional language-model cells run on top of the attention cell; the classifier then
+sees all their outputs concatenated.
+
+Training feeds the ground truth (teacher forcing); inference decodes greedily or by beam search
+(aster.core.beam_search), stopping when every sequence has emitted EOS or after max_num_steps.
+"""
+
+import collections
+
+from aster.core import beam_search
+from aster.tf_setup import tf
+
+Memory = collections.namedtuple("Memory", ["values", "keys"])
+"""Encoder memory: values tuple of [N, T_i, D_i] float32; keys their projections [N, T_i, U]."""
+
+DecoderState = collections.namedtuple("DecoderState", ["cell", "lm", "query"])
+"""cell: the attention cell's state; lm: tuple of LM cell states; query: [N, H] previous cell
+output (sync) or [N, sum D_i] previous glimpse (non-sync)."""
+
+DecodeOutput = collections.namedtuple("DecodeOutput", ["labels", "log_probs", "lengths"])
+"""labels: [B, T] int32 (EOS after the end); log_probs: [B] float32 total log-probability of the
+labels up to and including EOS; lengths: [B] int32 number of labels including EOS."""
+
+
+def _call_cell(cell, inputs, state):
+    """Runs an RNN cell, building it on first use.
+
+    After building, the cell's `call` is used directly: the legacy layer's __call__ caches a
+    variable-scope context bound to the graph of its second call, so a cell used inside one
+    tf.while_loop body (a FuncGraph under control flow v2) and then anywhere else would build its
+    ops in that body's graph.
+    """
+    if not cell.built:
+        return cell(inputs, state)
+    return cell.call(inputs, state)
+
+
+class AttentionDecoder:
+    """Additive-attention RNN decoder with one-hot previous-label input."""
+
+    def __init__(self, cell, num_classes, num_attention_units, sync=True, lm_cells=(),
+                 rnn_regularizer=None, go_label=0, eos_label=1, scope="AttentionDecoder"):
+        """Constructor.
+
+        Args:
+          cell: tf.nn.rnn_cell.RNNCell, the attention cell (its output is the attention query).
+          num_classes: int, classes including GO and EOS.
+          num_attention_units: int, width of the additive attention's hidden layer.
+          sync: bool, attention from the previous state (True, the paper) or from the current
+            output (False).
+          lm_cells: sequence of RNNCells stacked on the attention cell's output.
+          rnn_regularizer: optional fn(tensor) -> scalar applied once to every cell kernel; the
+            result goes to tf.GraphKeys.REGULARIZATION_LOSSES.
+          go_label: int, label fed at the first step.
+          eos_label: int, label that ends a sequence.
+          scope: variable scope name of the decoder's own variables.
+
+        Raises:
+          ValueError: num_classes or num_attention_units not positive, or GO/EOS out of range.
+        """
+        if num_classes <= max(go_label, eos_label):
+            raise ValueError(
+                f"num_classes ({num_classes}) must exceed the GO ({go_label}) and EOS "
+                f"({eos_label}) labels")
+        if num_attention_units <= 0:
+            raise ValueError(f"num_attention_units must be > 0, got {num_attention_units}")
+        self._cell = cell
+        self._lm_cells = tuple(lm_cells)
+        self._num_classes = num_classes
+        self._num_units = num_attention_units
+        self._sync = sync
+        self._regularizer = rnn_regularizer
+        self._regularized = set()
+        self.go_label = go_label
+        self.eos_label = eos_label
+        self._scope = scope
+
+    @property
+    def num_classes(self):
+        return self._num_classes
+
+    def _var_scope(self):
+        return tf.variable_scope(self._scope, reuse=tf.AUTO_REUSE)
+
+    # ------------------------------------------------------------------ building blocks
+
+    def build_memory(self, feature_sequences):
+        """Projects the encoder outputs once (the attention keys).
+
+        Args:
+          feature_sequences: list of [B, T_i, D_i] float32 (one per attended memory).
+
+        Returns:
+          Memory.
+        """
+        values, keys = [], []
+        with self._var_scope():
+            for i, seq in enumerate(feature_sequences):
+                depth = seq.shape[-1]
+                if depth is None:
+                    raise ValueError(f"feature sequence {i} needs a static depth, got {seq.shape}")
+                w = tf.get_variable(f"attention_{i}/memory_kernel", [depth, self._num_units])
+                values.append(seq)
+                keys.append(tf.tensordot(seq, w, axes=[[2], [0]]))
+        return Memory(tuple(values), tuple(keys))
+
+    def _attend(self, query, memory):
+        glimpses = []
+        for i, (value, key) in enumerate(zip(memory.values, memory.keys, strict=True)):
+            w_q = tf.get_variable(f"attention_{i}/query_kernel", [query.shape[-1], self._num_units])
+            v = tf.get_variable(f"attention_{i}/attention_v", [self._num_units])
+            processed = tf.expand_dims(tf.matmul(query, w_q), 1)  # [N, 1, U]
+            energy = tf.reduce_sum(v * tf.tanh(key + processed), axis=2)  # [N, T]
+            alignments = tf.nn.softmax(energy, axis=1)
+            glimpses.append(tf.reduce_sum(tf.expand_dims(alignments, 2) * value, axis=1))
+        return tf.concat(glimpses, axis=1) if len(glimpses) > 1 else glimpses[0]
+
+    def initial_state(self, memory):
+        """Zero state for the batch of `memory`.
+
+        Args:
+          memory: Memory with values [N, T_i, D_i].
+
+        Returns:
+          DecoderState.
+        """
+        n = tf.shape(memory.values[0])[0]
+        dtype = memory.values[0].dtype
+        cell_state = self._cell.zero_state(n, dtype)
+        lm_states = tuple(c.zero_state(n, dtype) for c in self._lm_cells)
+        if self._sync:
+            query = tf.zeros([n, self._cell.output_size], dtype)
+        else:
+            depth = sum(int(v.shape[-1]) for v in memory.values)
+            query = tf.zeros([n, depth], dtype)
+        return DecoderState(cell_state, lm_states, query)
+
+    def step(self, prev_labels, state, memory):
+        """One decoding step.
+
+        Args:
+          prev_labels: [N] int32, the previous label (GO at the first step).
+          state: DecoderState.
+          memory: Memory with batch N.
+
+        Returns:
+          logits: [N, num_classes] float32.
+          new_state: DecoderState.
+        """
+        with self._var_scope():
+            one_hot = tf.one_hot(prev_labels, self._num_classes, dtype=memory.values[0].dtype)
+            glimpse = self._attend(state.query, memory) if self._sync else state.query
+            output, cell_state = _call_cell(self._cell, tf.concat([one_hot, glimpse], axis=1),
+                                            state.cell)
+            query = output if self._sync else self._attend(output, memory)
+            outputs, lm_states, lm_input = [output], [], output
+            for i, (lm_cell, lm_state) in enumerate(zip(self._lm_cells, state.lm, strict=True)):
+                with tf.variable_scope(f"lm_{i}"):
+                    lm_input, new_lm_state = _call_cell(lm_cell, lm_input, lm_state)
+                outputs.append(lm_input)
+                lm_states.append(new_lm_state)
+            features = tf.concat(outputs, axis=1) if len(outputs) > 1 else output
+            w = tf.get_variable("output/kernel", [features.shape[-1], self._num_classes])
+            b = tf.get_variable("output/bias", [self._num_classes],
+                                initializer=tf.zeros_initializer())
+            logits = tf.nn.bias_add(tf.matmul(features, w), b)
+        return logits, DecoderState(cell_state, tuple(lm_states), query)
+
+    def _add_regularization(self):
+        """Adds the regularizer of every cell kernel to REGULARIZATION_LOSSES, once per graph."""
+        graph = tf.get_default_graph()
+        if self._regularizer is None or graph in self._regularized:
+            return
+        self._regularized.add(graph)
+        for cell in (self._cell,) + self._lm_cells:
+            for var in cell.trainable_weights:
+                if "kernel" in var.op.name:
+                    reg = self._regularizer(var)
+                    if reg is not None:
+                        tf.add_to_collection(tf.GraphKeys.REGULARIZATION_LOSSES, reg)
+
+    # ------------------------------------------------------------------ training and inference
+
+    def teacher_forced_logits(self, memory, decoder_inputs):
+        """Unrolls the decoder over ground-truth inputs (static unroll).
+
+        Args:
+          memory: Memory from build_memory.
+          decoder_inputs: [B, T] int32 with a static T: GO followed by the target labels.
+
+        Returns:
+          [B, T, num_classes] float32 logits; step t predicts the label after decoder_inputs[:, t].
+        """
+        num_steps = decoder_inputs.shape[1]
+        if num_steps is None:
+            raise ValueError("decoder_inputs needs a static number of steps")
+        state = self.initial_state(memory)
+        logits = []
+        for t in range(num_steps):
+            step_logits, state = self.step(decoder_inputs[:, t], state, memory)
+            logits.append(step_logits)
+        self._add_regularization()
+        return tf.stack(logits, axis=1)
+
+    def greedy_decode(self, memory, max_num_steps):
+        """Greedy (best-label-per-step) decoding; stops when all sequences have emitted EOS.
+
+        Args:
+          memory: Memory from build_memory.
+          max_num_steps: int, the most steps (EOS included).
+
+        Returns:
+          DecodeOutput with labels [B, T<=max_num_steps].
+        """
+        batch_size = tf.shape(memory.values[0])[0]
+
+        def cond(t, prev, state, finished, log_probs, lengths, labels_ta):
+            del prev, state, log_probs, lengths, labels_ta
+            return tf.logical_and(t < max_num_steps, tf.logical_not(tf.reduce_all(finished)))
+
+        def body(t, prev, state, finished, log_probs, lengths, labels_ta):
+            logits, state = self.step(prev, state, memory)
+            step_log_probs = tf.nn.log_softmax(logits)
+            labels = tf.argmax(logits, axis=1, output_type=tf.int32)
+            labels = tf.where(finished, tf.fill([batch_size], self.eos_label), labels)
+            chosen = tf.gather(step_log_probs, labels, batch_dims=1)
+            log_probs += tf.where(finished, tf.zeros_like(chosen), chosen)
+            lengths += 1 - tf.cast(finished, tf.int32)
+            finished = tf.logical_or(finished, tf.equal(labels, self.eos_label))
+            return t + 1, labels, state, finished, log_probs, lengths, labels_ta.write(t, labels)
+
+        loop_vars = (
+            tf.constant(0), tf.fill([batch_size], self.go_label), self.initial_state(memory),
+            tf.zeros([batch_size], tf.bool), tf.zeros([batch_size], tf.float32),
+            tf.zeros([batch_size], tf.int32),
+            tf.TensorArray(tf.int32, size=0, dynamic_size=True, element_shape=[None]))
+        _, _, _, _, log_probs, lengths, labels_ta = tf.while_loop(
+            cond, body, loop_vars, maximum_iterations=max_num_steps, name="greedy_decode")
+        self._add_regularization()
+        return DecodeOutput(tf.transpose(labels_ta.stack()), log_probs, lengths)
+
+    def beam_search_decode(self, memory, max_num_steps, beam_width, length_penalty=0.0):
+        """Beam search decoding (aster.core.beam_search.beam_search on this decoder's step).
+
+        Args:
+          memory: Memory from build_memory (batch B).
+          max_num_steps: int, the most steps (EOS included).
+          beam_width: int >= 1.
+          length_penalty: float alpha >= 0 of the GNMT penalty ((5 + len) / 6) ** alpha.
+
+        Returns:
+          DecodeOutput of the top beam per sample, its true total log-probability as log_probs.
+        """
+        batch_size = tf.shape(memory.values[0])[0]
+        tiled = tf.nest.map_structure(lambda x: beam_search.tile_batch(x, beam_width), memory)
+        result = beam_search.beam_search(
+            lambda prev, state: self.step(prev, state, tiled),
+            self.initial_state(tiled), batch_size, beam_width, max_num_steps,
+            go_label=self.go_label, eos_label=self.eos_label, length_penalty=length_penalty)
+        self._add_regularization()
+        return DecodeOutput(result.labels[:, 0], result.log_probs[:, 0], result.lengths[:, 0])

@@ -1,0 +1,130 @@
+import numpy as np
+import pytest
+
+from aster.core import attention_decoder
+from aster.tf_setup import slim, tf
+
+NUM_CLASSES = 8
+EOS = 1
+
+
+def _decoder(sync=True, cell="lstm", lm_cells=0, regularizer=None):
+    make = {"lstm": lambda: tf.nn.rnn_cell.LSTMCell(12), "gru": lambda: tf.nn.rnn_cell.GRUCell(12)}
+    return attention_decoder.AttentionDecoder(
+        make[cell](), NUM_CLASSES, 6, sync=sync, lm_cells=[make[cell]() for _ in range(lm_cells)],
+        rnn_regularizer=regularizer)
+
+
+def _sequence_log_prob(logits, labels, lengths):
+    logp = logits - np.log(np.sum(np.exp(logits), axis=-1, keepdims=True))
+    return np.array([sum(logp[b, t, labels[b, t]] for t in range(lengths[b]))
+                     for b in range(len(labels))])
+
+
+def _memory(decoder, batch_size=4, branches=1):
+    rng = np.random.RandomState(batch_size)
+    feats = [tf.constant(rng.randn(batch_size, 5 + i, 7), tf.float32) for i in range(branches)]
+    return decoder.build_memory(feats)
+
+
+@pytest.mark.parametrize("sync,cell,lm_cells,branches", [
+    (True, "lstm", 0, 1), (False, "lstm", 0, 1), (True, "gru", 1, 2), (False, "gru", 0, 2)])
+def test_beam_width_one_equals_greedy_and_scores_are_true_log_probs(sync, cell, lm_cells,
+                                                                    branches):
+    max_steps = 6
+    with tf.Graph().as_default():
+        tf.set_random_seed(0)
+        dec = _decoder(sync, cell, lm_cells)
+        with tf.variable_scope("Decoder", initializer=tf.random_normal_initializer(0.0, 1.0)):
+            memory = _memory(dec, branches=branches)
+            greedy = dec.greedy_decode(memory, max_steps)
+            beam1 = dec.beam_search_decode(memory, max_steps, beam_width=1)
+            beam3 = dec.beam_search_decode(memory, max_steps, beam_width=3)
+            forced = tf.placeholder(tf.int32, [4, max_steps])
+            logits = dec.teacher_forced_logits(memory, forced)
+        num_vars = len(tf.trainable_variables())
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            greedy_np, beam1_np, beam3_np = sess.run([greedy, beam1, beam3])
+            results = []
+            for out in (greedy_np, beam3_np):
+                labels = np.full([4, max_steps], EOS, np.int32)
+                labels[:, :out.labels.shape[1]] = out.labels
+                inputs = np.concatenate([np.zeros([4, 1], np.int32), labels[:, :-1]], axis=1)
+                results.append(sess.run(logits, {forced: inputs}))
+    # one attention per branch, one cell per LM layer, shared by all four decoding graphs
+    cell_vars = {"lstm": 2, "gru": 4}[cell] * (1 + lm_cells)
+    assert num_vars == 3 * branches + cell_vars + 2
+    np.testing.assert_array_equal(greedy_np.labels, beam1_np.labels)
+    np.testing.assert_allclose(greedy_np.log_probs, beam1_np.log_probs, atol=1e-5)
+    np.testing.assert_array_equal(greedy_np.lengths, beam1_np.lengths)
+    for out, logits_np in zip((greedy_np, beam3_np), results, strict=True):
+        expected = _sequence_log_prob(logits_np, np.pad(
+            out.labels, [[0, 0], [0, max_steps - out.labels.shape[1]]], constant_values=EOS),
+            out.lengths)
+        np.testing.assert_allclose(out.log_probs, expected, atol=1e-4)
+    assert greedy_np.labels.shape[1] <= max_steps
+
+
+def test_teacher_forced_logits_shape_and_regularizer_added_once():
+    with tf.Graph().as_default():
+        dec = _decoder(regularizer=slim.l2_regularizer(0.5))
+        memory = _memory(dec, batch_size=2)
+        logits = dec.teacher_forced_logits(memory, tf.zeros([2, 3], tf.int32))
+        dec.greedy_decode(memory, 3)
+        dec.beam_search_decode(memory, 3, 2)
+        assert logits.shape.as_list() == [2, 3, NUM_CLASSES]
+        assert len(tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)) == 1
+
+
+def test_decoding_stops_early_when_all_sequences_end():
+    with tf.Graph().as_default():
+        dec = _decoder()
+        memory = _memory(dec)
+        greedy = dec.greedy_decode(memory, 10)
+        beam = dec.beam_search_decode(memory, 10, 3)
+        bias = [v for v in tf.global_variables() if v.op.name.endswith("output/bias")][0]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(bias.assign(np.eye(NUM_CLASSES)[EOS] * 50.0))
+            greedy_np, beam_np = sess.run([greedy, beam])
+    # greedy: one step; beam: the other live beams die after one more step
+    assert greedy_np.labels.shape == (4, 1) and beam_np.labels.shape == (4, 2)
+    for out in (greedy_np, beam_np):
+        assert np.all(out.labels == EOS)
+        assert np.all(out.lengths == 1) and np.all(out.log_probs > -1e-3)
+
+
+def test_variables_reused_under_reuse_true_scope():
+    with tf.Graph().as_default():
+        memory = None
+        for i in range(2):
+            with tf.variable_scope(tf.get_variable_scope(), reuse=True if i else None):
+                dec = _decoder()
+                memory = _memory(dec)
+                dec.teacher_forced_logits(memory, tf.zeros([4, 2], tf.int32))
+        assert len(tf.trainable_variables()) == 3 + 2 + 2
+
+
+@pytest.mark.parametrize("kwargs,match", [(dict(num_classes=1), "num_classes"),
+                                          (dict(num_attention_units=0), "num_attention_units")])
+def test_constructor_rejects_bad_arguments(kwargs, match):
+    args = dict(num_classes=NUM_CLASSES, num_attention_units=4)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        attention_decoder.AttentionDecoder(None, **args)
+
+
+def test_teacher_forcing_needs_static_steps():
+    with tf.Graph().as_default():
+        dec = _decoder()
+        memory = _memory(dec)
+        with pytest.raises(ValueError, match="static number of steps"):
+            dec.teacher_forced_logits(memory, tf.placeholder(tf.int32, [4, None]))
+
+
+def test_memory_needs_static_depth():
+    with tf.Graph().as_default():
+        dec = _decoder()
+        with pytest.raises(ValueError, match="static depth"):
+            dec.build_memory([tf.placeholder(tf.float32, [2, 3, None])])
