@@ -44,12 +44,11 @@ def test_defaults_give_relu_no_regularizer_no_batch_norm_and_layer_initializer()
     }
 
 
-@pytest.mark.parametrize(
-    "name,fn", [("NONE", None), ("RELU", tf.nn.relu), ("RELU_6", tf.nn.relu6)]
-)
+@pytest.mark.parametrize("name,fn", [("NONE", None), ("RELU", tf.nn.relu), ("RELU_6", tf.nn.relu6)])
 def test_activation_translates(name, fn):
-    kwargs = _kwargs(hyperparams_builder.build(_hyperparams(f"activation: {name}"), True),
-                     slim.conv2d)
+    kwargs = _kwargs(
+        hyperparams_builder.build(_hyperparams(f"activation: {name}"), True), slim.conv2d
+    )
     assert kwargs["activation_fn"] is fn
 
 
@@ -184,9 +183,7 @@ def test_truncated_normal_nonpositive_stddev_raises():
         _init_values("truncated_normal_initializer { stddev: 0 }", [2])
 
 
-@pytest.mark.parametrize(
-    "mode,fan", [("FAN_IN", 100), ("FAN_OUT", 400), ("FAN_AVG", 250)]
-)
+@pytest.mark.parametrize("mode,fan", [("FAN_IN", 100), ("FAN_OUT", 400), ("FAN_AVG", 250)])
 def test_variance_scaling_initializer_translates_mode(mode, fan):
     values = _init_values(
         f"variance_scaling_initializer {{ factor: 2.0 mode: {mode} uniform: true }}", [100, 400]

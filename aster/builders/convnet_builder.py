@@ -1,0 +1,94 @@
+"""Builds a convnet (CrnnNet, ResNet or StnConvnet) from a Convnet message.
+
+Every convnet object has `extract_features(inputs, scope=None) -> list of [B, h, w, C] maps`
+(one per branch; only single-branch nets are built).
+"""
+
+from aster.builders import hyperparams_builder
+from aster.convnets import crnn_net, resnet, stn_convnet
+from aster.protos import convnet_pb2, hyperparams_pb2
+
+
+def _conv_scope(config, is_training, field_path):
+    """arg_scope of `config.conv_hyperparams` (defaults: CONV, ReLU, no batch norm)."""
+    hyperparams = config.conv_hyperparams
+    if hyperparams.op != hyperparams_pb2.Hyperparams.CONV:
+        raise ValueError(
+            f"{field_path}.conv_hyperparams.op: must be CONV for a convnet, got "
+            f"{hyperparams_pb2.Hyperparams.Op.Name(hyperparams.op)}"
+        )
+    return hyperparams_builder.build(hyperparams, is_training, f"{field_path}.conv_hyperparams")
+
+
+def _check_single_branch(config, enum_type, field_path):
+    if config.net_type != enum_type.SINGLE_BRANCH:
+        name = enum_type.NetType.Name(config.net_type)
+        raise ValueError(
+            f"{field_path}.net_type: {name} is not supported; only SINGLE_BRANCH is built"
+        )
+
+
+def _build_crnn_net(config, is_training, field_path):
+    _check_single_branch(config, convnet_pb2.CrnnNet, field_path)
+    return crnn_net.CrnnNet(
+        conv_hyperparams=_conv_scope(config, is_training, field_path),
+        tiny=config.tiny,
+        summarize_activations=config.summarize_activations,
+    )
+
+
+def _build_resnet(config, is_training, field_path):
+    _check_single_branch(config, convnet_pb2.ResNet, field_path)
+    depth_name = convnet_pb2.ResNet.NetDepth.Name(config.net_depth)
+    block_depths = tuple(config.block_depths) or resnet.DEFAULT_BLOCK_DEPTHS
+    if len(block_depths) != 5 or min(block_depths) <= 0:
+        raise ValueError(
+            f"{field_path}.block_depths: needs 5 positive channel counts (or none), got "
+            f"{list(config.block_depths)}"
+        )
+    return resnet.ResNet(
+        conv_hyperparams=_conv_scope(config, is_training, field_path),
+        unit_counts=resnet.UNIT_COUNTS[depth_name],
+        block_depths=block_depths,
+        summarize_activations=config.summarize_activations,
+    )
+
+
+def _build_stn_convnet(config, is_training, field_path):
+    return stn_convnet.StnConvnet(
+        conv_hyperparams=_conv_scope(config, is_training, field_path),
+        tiny=config.tiny,
+        summarize_activations=config.summarize_activations,
+    )
+
+
+_BUILDERS = {
+    "crnn_net": _build_crnn_net,
+    "resnet": _build_resnet,
+    "stn_convnet": _build_stn_convnet,
+}
+
+
+def build(config, is_training, field_path="convnet"):
+    """Returns the convnet object of a Convnet message.
+
+    Args:
+      config: convnet_pb2.Convnet.
+      is_training: Python bool, passed to the batch norm of conv_hyperparams.
+      field_path: the message's path in the pipeline config, for error messages.
+
+    Returns:
+      crnn_net.CrnnNet, resnet.ResNet or stn_convnet.StnConvnet.
+
+    Raises:
+      ValueError: wrong message type, empty oneof, an unsupported net_type, bad block_depths or
+        bad conv_hyperparams.
+    """
+    if not isinstance(config, convnet_pb2.Convnet):
+        raise ValueError(f"{field_path}: expected a Convnet message, got {type(config).__name__}")
+    name = config.WhichOneof("convnet_oneof")
+    if name not in _BUILDERS:
+        raise ValueError(
+            f"{field_path}: unknown convnet {name!r}; expected one of {sorted(_BUILDERS)}"
+        )
+    return _BUILDERS[name](getattr(config, name), is_training, f"{field_path}.{name}")
