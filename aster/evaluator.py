@@ -75,7 +75,8 @@ class Evaluator:
           eval_dir: output folder (created).
           model_fn: () -> RecognitionModel in inference mode; default model_builder.build.
           batches_fn: (input_reader_config, eval_config, batch_size) -> (batch dict,
-            drop_counts dict); default input_reader_builder.build_eval_batches.
+            drop_counts dict of int64 scalars cumulative up to each batch, fetched with it);
+            default input_reader_builder.build_eval_batches.
 
         Raises:
           ValueError: no eval reader, bad protocol, batch size or dataset names.
@@ -132,15 +133,14 @@ class Evaluator:
         dataset_dir = os.path.join(self._eval_dir, name)
         os.makedirs(dataset_dir, exist_ok=True)
         with tf.Graph().as_default() as graph:
-            fetches, drop_counts, saver, init_op = self._build_graph(reader, checkpoint_path)
+            fetches, saver, init_op = self._build_graph(reader, checkpoint_path)
             with tf.Session(self._eval_config.eval_master, graph=graph) as sess:
                 sess.run(init_op)
                 restore(sess, saver, checkpoint_path)
                 epoch = self._run_epoch(sess, fetches)
-                dropped = _fetch_drop_counts(sess, drop_counts)
             if self._eval_config.save_graph:
                 tf.summary.FileWriter(dataset_dir, graph=graph).close()
-        evaluations = epoch["evaluations"]
+        evaluations, dropped = epoch["evaluations"], epoch["dropped"]
         primary = evaluations[self._eval_config.protocol].result()
         result = {
             "name": name,
@@ -193,12 +193,14 @@ class Evaluator:
             "groundtruth": batch[Fields.groundtruth_text],
             "filename": batch[Fields.filename],
             "lexicon": batch[Fields.lexicon],
+            # Cumulative counts up to this batch: fetched with it, the last value is the total.
+            "dropped": dict(drop_counts or {}),
         }
         heavy = dict(light, image=batch[Fields.image])
         for key in (PredictionFields.control_points, PredictionFields.rectified_images):
             if predictions.get(key) is not None:
                 heavy[key] = predictions[key]
-        return {"light": light, "heavy": heavy}, drop_counts, saver, init_op
+        return {"light": light, "heavy": heavy}, saver, init_op
 
     def _run_epoch(self, sess, fetches):
         """Runs the eval epoch; returns evaluations per protocol, visual examples and timing."""
@@ -207,13 +209,14 @@ class Evaluator:
         evaluations = {p: recognition_evaluation.RecognitionEvaluation(p)
                        for p in recognition_evaluation.PROTOCOLS}
         collector = _VisualCollector(config.num_visualizations, config.only_visualize_incorrect)
-        count = 0
+        count, dropped = 0, {k: 0 for k in fetches["light"]["dropped"]}
         start = time.perf_counter()
         while not limit or count < limit:
             try:
                 out = sess.run(fetches["heavy"] if collector.wants_more else fetches["light"])
             except tf.errors.OutOfRangeError:
                 break
+            dropped = {k: int(v) for k, v in out["dropped"].items()}
             n = len(out["text"]) if not limit else min(len(out["text"]), limit - count)
             gts = [b""] * n if config.ignore_groundtruth else out["groundtruth"][:n]
             for protocol, evaluation in evaluations.items():
@@ -225,6 +228,7 @@ class Evaluator:
         seconds = time.perf_counter() - start
         return {
             "evaluations": evaluations,
+            "dropped": dropped,
             "visuals": collector.select(),
             "seconds": seconds,
             "images_per_sec": count / seconds if seconds > 0 else 0.0,
@@ -333,17 +337,6 @@ def restore(sess, saver, checkpoint_path):
         if eval_util.checkpoint_exists(checkpoint_path):
             raise
         raise eval_util.CheckpointUnavailableError(f"{checkpoint_path}: {e}") from e
-
-
-def _fetch_drop_counts(sess, drop_counts):
-    if not drop_counts:
-        return {}
-    try:
-        values = sess.run(dict(drop_counts))
-    except tf.errors.OpError as e:
-        logger.warning("could not read the input drop counts: %s", e.message)
-        return {}
-    return {k: int(v) for k, v in values.items()}
 
 
 # --------------------------------------------------------------------------- outputs

@@ -210,3 +210,43 @@ def test_only_visualize_incorrect_puts_wrong_examples_first(tmp_path):
     (results,) = run(make_config("eval_config { num_visualizations: 2 }"), tmp_path / "eval2",
                      checkpoint_path=ckpt, batches_fn=batches)
     assert results["datasets"][0]["examples_shown"] == [0, 1]
+
+
+def test_corrupt_image_in_eval_set_is_reported_and_skipped(tmp_path):
+    import io
+
+    from PIL import Image
+
+    from aster.tools import tfrecord_utils
+
+    def png(value):
+        buffer = io.BytesIO()
+        Image.new("RGB", (40, 12), (value, value, value)).save(buffer, format="PNG")
+        return buffer.getvalue()
+
+    examples = [tfrecord_utils.make_example(png(10 * i), "7", filename="same.png")
+                for i in range(5)]
+    examples.insert(2, tfrecord_utils.make_example(b"\x89PNG broken", "7", filename="bad.png",
+                                                   height=12, width=40))
+    examples.append(tfrecord_utils.make_example(png(200), "8", filename="last.png"))
+    record = str(tmp_path / "with_corrupt.tfrecord")
+    tfrecord_utils.write_tfrecords(examples, record)
+    config = make_config(f"""
+        eval_input_reader {{ shuffle: false num_readers: 1
+                             tf_record_input_reader {{ input_path: "{record}" }} }}
+        eval_config {{
+          dataset_name: ["unused", "with_corrupt"]
+          data_preprocessing_steps {{ resize_image {{ target_height: 16 target_width: 32 }} }}
+        }}""")
+    del config.eval_input_reader[0]
+    del config.eval_config.dataset_name[0]
+    ckpt = write_checkpoint(str(tmp_path / "train"), 1, 7.0)
+    (results,) = evaluator.run(config, str(tmp_path / "eval"), checkpoint_path=ckpt,
+                               model_fn=StandInModel)
+    (dataset,) = results["datasets"]
+    assert dataset["name"] == "with_corrupt"
+    assert dataset["size"] == 6 and dataset["num_dropped"] == 1
+    assert dataset["dropped"]["undecodable"] == 1
+    assert dataset["accuracy"] == pytest.approx(5 / 6)
+    md = (tmp_path / "eval" / "results.md").read_text()
+    assert "| 1 (undecodable 1) |" in md
