@@ -49,6 +49,8 @@ class DeploymentConfig:
       num_ps_tasks: parameter-server tasks; 0 keeps the variables on this worker.
       worker_job_name: the job of the workers in the cluster spec.
       ps_job_name: the job of the ps tasks.
+      worker_task_index: this worker's task index in worker_job_name when it differs from
+        replica_id (a cluster with a separate chief job: worker i is replica i + 1).
 
     Raises:
       ValueError: a count is out of range, replicas without ps tasks, or an empty job name that
@@ -56,7 +58,8 @@ class DeploymentConfig:
     """
 
     def __init__(self, num_clones=1, clone_on_cpu=False, replica_id=0, num_replicas=1,
-                 num_ps_tasks=0, worker_job_name="worker", ps_job_name="ps"):
+                 num_ps_tasks=0, worker_job_name="worker", ps_job_name="ps",
+                 worker_task_index=None):
         if num_clones < 1:
             raise ValueError(f"num_clones must be >= 1, got {num_clones}")
         if num_replicas < 1:
@@ -81,8 +84,8 @@ class DeploymentConfig:
         self._worker_job_name = worker_job_name
         self._ps_job_name = ps_job_name
         self._ps_device = f"/job:{ps_job_name}" if num_ps_tasks > 0 else ""
-        self._worker_device = (
-            f"/job:{worker_job_name}/task:{replica_id}" if num_ps_tasks > 0 else "")
+        task = replica_id if worker_task_index is None else worker_task_index
+        self._worker_device = f"/job:{worker_job_name}/task:{task}" if num_ps_tasks > 0 else ""
         self._variables_setter = None
 
     num_clones = property(lambda self: self._num_clones)

@@ -176,3 +176,10 @@ def test_parameter_count():
         tf.get_variable("b", [4])
         tf.get_variable("s", [5], trainable=False)
         assert model_deploy.parameter_count() == 16
+
+
+def test_worker_task_index_overrides_replica_id_in_devices():
+    deploy = model_deploy.DeploymentConfig(replica_id=2, num_replicas=3, num_ps_tasks=1,
+                                           worker_task_index=1)
+    assert deploy.worker_device == "/job:worker/task:1"
+    assert deploy.clone_device(0) == "/job:worker/task:1/device:GPU:0"

@@ -1,0 +1,215 @@
+"""Session-run hooks of the trainer: checkpoints by seconds and/or steps, progress log, profiling.
+
+All are tf.compat.v1 `SessionRunHook`s for a MonitoredSession.
+"""
+
+import datetime
+import glob
+import logging
+import os
+import subprocess
+import sys
+import time
+
+from aster.tf_setup import tf
+
+_LOG = logging.getLogger("aster.trainer")
+
+CHECKPOINT_BASENAME = "model.ckpt"
+
+
+class CheckpointHook(tf.train.SessionRunHook):
+    """Saves `model.ckpt-<step>` when either interval has passed, at start and at the end.
+
+    tf.train.CheckpointSaverHook takes seconds or steps, not both. A Saver writes the data files
+    first and the `checkpoint` state file last (atomically), so a process killed while saving
+    leaves the previous checkpoint as the newest one: readers never see a half-written one.
+
+    Args:
+      checkpoint_dir: where checkpoints go.
+      saver: the tf.train.Saver (max_to_keep, keep_checkpoint_every_n_hours).
+      save_secs: save when this many seconds have passed since the last save; 0 disables.
+      save_steps: save when the global step advanced this much since the last save; 0 disables.
+      listeners: callables(session, step, checkpoint_path) run after each save.
+    """
+
+    def __init__(self, checkpoint_dir, saver, save_secs=0, save_steps=0, listeners=()):
+        self._dir = checkpoint_dir
+        self._saver = saver
+        self._save_secs = save_secs
+        self._save_steps = save_steps
+        self._listeners = list(listeners)
+        self._last_step = None
+        self._last_time = None
+        self._meta_graph_written = False
+        self._global_step = None
+
+    def begin(self):
+        self._global_step = tf.train.get_global_step()
+        if self._global_step is None:
+            raise RuntimeError("CheckpointHook needs a global step in the graph")
+
+    def after_create_session(self, session, coord):
+        del coord
+        tf.io.write_graph(tf.get_default_graph().as_graph_def(add_shapes=True), self._dir,
+                          "graph.pbtxt")
+        self._save(session, session.run(self._global_step))
+
+    def before_run(self, run_context):
+        return tf.train.SessionRunArgs(self._global_step)
+
+    def after_run(self, run_context, run_values):
+        stale_step = run_values.results
+        if self._due(stale_step + 1):
+            step = run_context.session.run(self._global_step)
+            if self._due(step):
+                self._save(run_context.session, step)
+
+    def end(self, session):
+        step = session.run(self._global_step)
+        if step != self._last_step:
+            self._save(session, step)
+
+    def _due(self, step):
+        if self._last_step is not None and step <= self._last_step:
+            return False
+        if self._save_steps and step - self._last_step >= self._save_steps:
+            return True
+        return bool(self._save_secs) and time.time() - self._last_time >= self._save_secs
+
+    def _save(self, session, step):
+        path = self._saver.save(session, os.path.join(self._dir, CHECKPOINT_BASENAME),
+                                global_step=step, write_meta_graph=not self._meta_graph_written)
+        self._meta_graph_written = True
+        self._last_step, self._last_time = int(step), time.time()
+        _LOG.info("saved checkpoint %s", path)
+        for listener in self._listeners:
+            listener(session, int(step), path)
+
+
+class ProgressLoggerHook(tf.train.SessionRunHook):
+    """Logs `step S/N, loss L, X images/s, ETA H:MM:SS` every `every_n_steps` global steps.
+
+    Args:
+      loss: scalar tensor to report.
+      images_per_step: images consumed per global step (all clones and replicas).
+      num_steps: the last step (0 = forever: no ETA).
+      every_n_steps: logging interval.
+    """
+
+    def __init__(self, loss, images_per_step, num_steps, every_n_steps):
+        self._loss = loss
+        self._images_per_step = images_per_step
+        self._num_steps = num_steps
+        self._every = every_n_steps
+        self._last = None  # (step, time)
+        self._global_step = None
+
+    def begin(self):
+        self._global_step = tf.train.get_global_step()
+
+    def before_run(self, run_context):
+        return tf.train.SessionRunArgs([self._global_step, self._loss])
+
+    def after_run(self, run_context, run_values):
+        step, loss = run_values.results
+        step += 1  # the step this run completed
+        now = time.time()
+        if self._last is None:
+            self._last = (step, now)
+            return
+        if step - self._last[0] < self._every:
+            return
+        rate = (step - self._last[0]) / max(now - self._last[1], 1e-9)
+        line = (f"step {step}" + (f"/{self._num_steps}" if self._num_steps else "") +
+                f", loss {loss:.4f}, {rate * self._images_per_step:.1f} images/s")
+        if self._num_steps:
+            eta = datetime.timedelta(seconds=int(max(self._num_steps - step, 0) / rate))
+            line += f", ETA {eta}"
+        _LOG.info("%s", line)
+        self._last = (step, now)
+
+
+class ProfileAtStepHook(tf.train.SessionRunHook):
+    """Writes a Chrome trace (`timeline-<step>.json`) of one step around `at_step` into output_dir.
+
+    Delegates to tf.train.ProfilerHook for two runs: the first arms it, the second is traced.
+    Does nothing when training resumes past at_step.
+    """
+
+    def __init__(self, at_step, output_dir):
+        self._at_step = at_step
+        self._inner = tf.train.ProfilerHook(save_steps=1, output_dir=output_dir)
+        self._armed_runs = 0
+        self._next_step = None
+        self._done = False
+        self._global_step = None
+
+    def begin(self):
+        self._inner.begin()
+        self._global_step = tf.train.get_global_step()
+
+    def after_create_session(self, session, coord):
+        self._next_step = int(session.run(self._global_step)) + 1
+        self._done = self._next_step > self._at_step
+
+    def before_run(self, run_context):
+        if self._done:
+            return None
+        if self._next_step + 1 >= self._at_step:
+            self._armed_runs += 1
+            return self._inner.before_run(run_context)
+        return tf.train.SessionRunArgs(self._global_step)
+
+    def after_run(self, run_context, run_values):
+        if self._done:
+            return
+        if self._armed_runs:
+            self._inner.after_run(run_context, run_values)
+            self._done = self._armed_runs >= 2
+            return
+        self._next_step = int(run_values.results) + 1
+
+
+class BackgroundEvaluator:
+    """A checkpoint listener that runs `aster-eval --run_once` on a checkpoint every N steps.
+
+    The evaluation runs in a subprocess (the same reports as a separate aster-eval job, written to
+    eval_dir); while one runs, newer checkpoints are skipped with a log line. `wait()` waits for
+    the last one.
+    """
+
+    def __init__(self, pipeline_config_path, eval_dir, every_n_steps):
+        self._config_path = pipeline_config_path
+        self._eval_dir = eval_dir
+        self._every = every_n_steps
+        self._last_step = 0
+        self._process = None
+
+    def __call__(self, session, step, checkpoint_path):
+        del session
+        if step == 0 or step - self._last_step < self._every:
+            return
+        if self._process is not None and self._process.poll() is None:
+            _LOG.info("in-training eval still running; step %d not evaluated", step)
+            return
+        self._last_step = step
+        command = [sys.executable, "-m", "aster.eval", "--pipeline_config_path", self._config_path,
+                   "--checkpoint_path", checkpoint_path, "--eval_dir", self._eval_dir,
+                   "--run_once"]
+        os.makedirs(self._eval_dir, exist_ok=True)
+        log = open(os.path.join(self._eval_dir, f"eval-{step}.log"), "w")  # noqa: SIM115
+        _LOG.info("in-training eval of %s started (log %s)", checkpoint_path, log.name)
+        self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+
+    def wait(self, timeout=None):
+        """Waits for the running evaluation; returns its exit code (None if none ran)."""
+        if self._process is None:
+            return None
+        return self._process.wait(timeout=timeout)
+
+
+def trace_files(directory):
+    """The Chrome trace files a ProfileAtStepHook wrote into directory."""
+    return sorted(glob.glob(os.path.join(directory, "timeline-*.json")))

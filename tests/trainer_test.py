@@ -1,0 +1,170 @@
+"""trainer.train with a tiny stand-in model (tests/trainer_helpers.py), in this process."""
+
+import functools
+import glob
+import json
+import logging
+import os
+
+import numpy as np
+import pytest
+from google.protobuf import text_format
+
+import trainer_helpers as helpers
+from aster import trainer
+from aster.tf_setup import tf
+from aster.utils import config_util, hooks
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory):
+    return helpers.write_records(tmp_path_factory.mktemp("data") / "train.tfrecord")
+
+
+def _train(records, train_dir, extra_train="", optimizer=None, **kwargs):
+    config = helpers.pipeline_config(records, extra_train=extra_train, optimizer=optimizer)
+    kwargs.setdefault("build_model", helpers.build_standin)
+    trainer.train(config, str(train_dir), **kwargs)
+    return config
+
+
+def _checkpoint(train_dir, step=None):
+    if step is None:
+        return tf.train.latest_checkpoint(str(train_dir))
+    return os.path.join(str(train_dir), f"model.ckpt-{step}")
+
+
+def _values(path):
+    reader = tf.train.load_checkpoint(path)
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
+
+
+def _summary_tags(train_dir):
+    tags = set()
+    for path in glob.glob(os.path.join(str(train_dir), "events.out.tfevents.*")):
+        for event in tf.train.summary_iterator(path):
+            tags.update(value.tag for value in event.summary.value)
+    return tags
+
+
+def test_train_writes_checkpoints_summaries_config_and_trace(records, tmp_path):
+    config = _train(records, tmp_path, "num_steps: 6 profile_at_step: 3 save_checkpoint_steps: 3")
+    assert _checkpoint(tmp_path).endswith("model.ckpt-6")
+    assert os.path.exists(_checkpoint(tmp_path, 3) + ".index")
+    assert config_util.load_pipeline_config(str(tmp_path / "pipeline.config")) == config
+    assert hooks.trace_files(str(tmp_path))
+    with open(hooks.trace_files(str(tmp_path))[0]) as f:
+        assert json.load(f)["traceEvents"]
+    tags = _summary_tags(tmp_path)
+    expected = {"losses/StandIn/length_loss", "losses/StandIn/l1_loss", "losses/total_loss",
+                "losses/regularization_loss", "LearningRate", "global_norm/gradients",
+                "global_norm/parameters", "global_norm/updates", "input/dropped_undecodable",
+                "input/dropped_empty_label", "input/dropped_too_long",
+                "images/input_with_control_points", "images/rectified"}
+    assert expected <= {t.split("/image/")[0] for t in tags}
+
+
+def test_loss_falls(records, tmp_path):
+    losses = []
+
+    class _Record(tf.train.SessionRunHook):
+        def before_run(self, run_context):
+            return tf.train.SessionRunArgs(tf.get_default_graph().get_tensor_by_name("train_op:0"))
+
+        def after_run(self, run_context, run_values):
+            losses.append(run_values.results)
+
+    _train(records, tmp_path, "num_steps: 30 save_summaries_steps: 0", extra_hooks=[_Record()])
+    assert np.mean(losses[-5:]) < 0.3 * np.mean(losses[:3])
+
+
+def test_two_cpu_clones_train_and_share_variables(records, tmp_path):
+    from aster.utils import model_deploy
+
+    deploy = model_deploy.DeploymentConfig(num_clones=2, clone_on_cpu=True)
+    _train(records, tmp_path, "num_steps: 2", deploy_config=deploy)
+    names = _values(_checkpoint(tmp_path))
+    assert "StandIn/conv/weights" in names and not any(n.startswith("clone_") for n in names)
+
+
+def test_resume_continues_from_newest_checkpoint(records, tmp_path):
+    _train(records, tmp_path, "num_steps: 2")
+    _train(records, tmp_path, "num_steps: 4")
+    steps = sorted(int(p.split("-")[-1].split(".")[0]) for p in glob.glob(
+        str(tmp_path / "model.ckpt-*.index")))
+    assert steps == [0, 2, 4]
+
+
+def test_frozen_variables_do_not_change_and_others_do(records, tmp_path):
+    _train(records, tmp_path, 'num_steps: 3 freeze_variables: "StandIn/conv/"')
+    first, last = _values(_checkpoint(tmp_path, 0)), _values(_checkpoint(tmp_path, 3))
+    np.testing.assert_array_equal(first["StandIn/conv/weights"], last["StandIn/conv/weights"])
+    assert not np.allclose(first["StandIn/head/weights"], last["StandIn/head/weights"])
+
+
+def test_fine_tune_loads_shared_variables_and_skips_new_head(records, tmp_path, caplog):
+    source = tmp_path / "source"
+    _train(records, source, "num_steps: 2")
+    frozen_lr = ("momentum_optimizer { learning_rate { constant_learning_rate { learning_rate: "
+                 "0.0 } } momentum_optimizer_value: 0.0 } use_moving_average: false")
+    target = tmp_path / "target"
+    with caplog.at_level(logging.WARNING):
+        _train(records, target, f'num_steps: 1 fine_tune_checkpoint: "{source}"',
+               optimizer=frozen_lr,
+               build_model=functools.partial(helpers.build_standin, head_size=7))
+    loaded, tuned = _values(_checkpoint(source)), _values(_checkpoint(target, 0))
+    for name in ("StandIn/conv/weights", "StandIn/conv/BatchNorm/beta",
+                 "StandIn/conv/BatchNorm/moving_mean"):
+        np.testing.assert_array_equal(loaded[name], tuned[name])
+    assert tuned["StandIn/head/weights"].shape[-1] == 7
+    assert "StandIn/head/weights has shape" in caplog.text
+    assert tuned["global_step"] == 0
+
+
+def test_fine_tune_checkpoint_without_model_variables_raises(records, tmp_path):
+    other = tmp_path / "other"
+    with tf.Graph().as_default():
+        tf.get_variable("unrelated", [1])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            tf.train.Saver().save(sess, str(other / "model.ckpt"))
+    with pytest.raises(ValueError, match="has none of the model's variables"):
+        _train(records, tmp_path / "train", f'num_steps: 1 fine_tune_checkpoint: "{other}"')
+
+
+def test_nan_loss_stops_naming_the_loss_and_keeps_last_good_checkpoint(records, tmp_path):
+    exploding = ("momentum_optimizer { learning_rate { constant_learning_rate { learning_rate: "
+                 "1e30 } } momentum_optimizer_value: 0.9 } use_moving_average: false")
+    with pytest.raises(trainer.NonFiniteLossError, match=r"loss \S*StandIn/\S+ became NaN or Inf"):
+        _train(records, tmp_path, "num_steps: 50 save_checkpoint_steps: 1", optimizer=exploding)
+    last = _checkpoint(tmp_path)
+    values = _values(last)
+    assert all(np.all(np.isfinite(v)) for v in values.values() if v.dtype.kind == "f")
+    with tf.Graph().as_default():
+        variable = tf.get_variable("StandIn/conv/weights", values["StandIn/conv/weights"].shape)
+        with tf.Session() as sess:
+            tf.train.Saver([variable]).restore(sess, last)
+
+
+def test_gradient_hooks_in_trainer(records, tmp_path):
+    """The bias multiplier and a regex multiplier scale, freezing drops, clipping bounds."""
+    from aster.trainer import _gradient_hooks
+
+    config = text_format.Parse(
+        'bias_grad_multiplier: 2.0 gradient_multipliers { regex: "enc/" multiplier: 0.5 } '
+        'freeze_variables: "frozen/" gradient_clipping_by_norm: 3.0',
+        helpers.pipeline_config(records).train_config.__class__())
+    with tf.Graph().as_default():
+        names = ["enc/weights", "enc/biases", "frozen/weights", "head/weights"]
+        variables = [tf.get_variable(n, [1]) for n in names]
+        grads = _gradient_hooks([(tf.constant([2.0]), v) for v in variables], config)
+        assert [v.op.name for _, v in grads] == ["enc/weights", "enc/biases", "head/weights"]
+        with tf.Session() as sess:
+            values = sess.run([g for g, _ in grads])
+    # enc/weights: 2 * 0.5; enc/biases: 2 * 2 * 0.5 = 2; head: 2; all under the clip norm 3.
+    np.testing.assert_allclose(np.concatenate(values), [1.0, 2.0, 2.0])
+    config.bias_grad_multiplier = 10.0
+    with tf.Graph().as_default():
+        grads = _gradient_hooks([(tf.constant([2.0]), tf.get_variable("x/biases", [1]))], config)
+        with tf.Session() as sess:
+            np.testing.assert_allclose(sess.run(grads[0][0]), [3.0])  # 20 clipped to 3
