@@ -126,3 +126,20 @@ def test_iter_records_truncated_file_raises(tmp_path):
     open(path, "wb").write(data[:5])
     with pytest.raises(ValueError, match="truncated record header"):
         list(tfrecord_utils.iter_records(path))
+
+
+def test_records_decode_with_project_decoder(tmp_path):
+    decoder_module = pytest.importorskip("aster.data_decoders.tf_example_decoder")
+    path = str(tmp_path / "o.tfrecord")
+    tfrecord_utils.write_tfrecords([tfrecord_utils.make_example(
+        encode_image((20, 10)), "Ünï中", lexicon=["a", "b"], keypoints=[0, 0, 20, 0, 0, 10, 20, 10])],
+        path)
+    with tf.Graph().as_default():
+        record = tf.data.TFRecordDataset([path]).make_one_shot_iterator().get_next()
+        decoded = decoder_module.TfExampleDecoder().decode(record)
+        with tf.Session() as sess:
+            out = sess.run(decoded)
+    assert out["groundtruth_text"].decode("utf-8") == "Ünï中"
+    assert out["lexicon"] == b"a\tb"
+    np.testing.assert_allclose(out["groundtruth_keypoints"], [0, 0, 1, 0, 0, 1, 1, 1])
+    assert out["image"].shape == (10, 20, 3)
