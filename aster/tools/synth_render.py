@@ -18,7 +18,8 @@ import io
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-_FONT_SIZES = (28, 36, 44)
+# Font sizes relative to the output height (the text is rendered, warped, then resized).
+_FONT_SCALES = (0.9, 1.15, 1.4)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,7 +180,7 @@ def render(text, font_path, rng, options=RenderOptions()):
     Returns:
       (png_bytes, height, width): the encoded RGB image and its size.
     """
-    font = _font(font_path, _FONT_SIZES[rng.integers(len(_FONT_SIZES))])
+    font = _font(font_path, round(options.height * _FONT_SCALES[rng.integers(len(_FONT_SCALES))]))
     spacing = rng.uniform(0.05, 0.3) * font.size if rng.random() < 0.15 else 0
     mask = _text_mask(text, font, spacing)
     if rng.random() < options.curve_prob:
