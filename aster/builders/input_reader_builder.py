@@ -1,0 +1,196 @@
+"""Builds the training BatchQueue and the evaluation batches from InputReader messages.
+
+    batch_queue = build_batch_queue(pipeline.train_input_reader, pipeline.train_config, num_clones)
+    batch = batch_queue.dequeue()           # once per clone
+    batch_queue.drop_counts                 # {"undecodable", "empty_label", "too_long"} int64
+
+    batch, drop_counts = build_eval_batches(pipeline.eval_input_reader[0], pipeline.eval_config, 32)
+
+Field mapping (per reader): tf_record_input_reader.input_path / lmdb_input_reader.path -> files or
+databases (comma-separated, glob patterns); num_readers -> files read interleaved; shuffle and
+queue_capacity -> record shuffle buffer; num_epochs -> passes (0 = forever; evaluation always
+reads one); max_label_length and long_label_handling -> the label limit.
+From train_config: batch_size[i] / num_clones -> reader i's rows in each clone's batch;
+num_batch_queue_threads -> parallel decode/augment calls per reader; batch_queue_capacity ->
+decoded examples buffered per reader ahead of batching; prefetch_queue_capacity -> batches
+prepared ahead.
+"""
+
+from aster.builders import preprocessor_builder
+from aster.core import batcher, preprocessor
+from aster.data_decoders.tf_example_decoder import TfExampleDecoder
+from aster.protos import input_reader_pb2
+from aster.readers import lmdb_dataset, tfrecord_reader
+from aster.tf_setup import tf
+
+# Consecutive drops after which a repeating training reader fails instead of spinning.
+STALL_LIMIT = 10000
+
+
+def _build_tf_record_input_reader(config, field_path, shuffle, num_epochs, seed):
+    reader = config.tf_record_input_reader
+    files = tfrecord_reader.expand_paths(
+        reader.input_path, f"{field_path}.tf_record_input_reader.input_path"
+    )
+    return tfrecord_reader.interleaved_records(
+        files, config.num_readers, shuffle=shuffle, num_epochs=num_epochs, seed=seed
+    )
+
+
+def _build_lmdb_input_reader(config, field_path, shuffle, num_epochs, seed):
+    paths = lmdb_dataset.expand_paths(
+        config.lmdb_input_reader.path, f"{field_path}.lmdb_input_reader.path"
+    )
+    return lmdb_dataset.lmdb_records(paths, shuffle=shuffle, num_epochs=num_epochs, seed=seed)
+
+
+_BUILDERS = {
+    "tf_record_input_reader": _build_tf_record_input_reader,
+    "lmdb_input_reader": _build_lmdb_input_reader,
+}
+
+
+def build_records(config, field_path="input_reader", shuffle=None, num_epochs=None):
+    """A dataset of serialized tf.train.Example records for one InputReader.
+
+    Args:
+      config: input_reader_pb2.InputReader.
+      field_path: the reader's path in the pipeline config, for error messages.
+      shuffle, num_epochs: override the config's values when not None.
+
+    Raises:
+      ValueError: the input_reader oneof is unset or external, or a path matches nothing.
+    """
+    if not isinstance(config, input_reader_pb2.InputReader):
+        raise ValueError(f"{field_path}: expected an InputReader message, got {type(config)}")
+    name = config.WhichOneof("input_reader")
+    if name not in _BUILDERS:
+        raise ValueError(
+            f"{field_path}: unknown input_reader {name!r}; expected one of {sorted(_BUILDERS)}"
+        )
+    shuffle = config.shuffle if shuffle is None else shuffle
+    num_epochs = config.num_epochs if num_epochs is None else num_epochs
+    seed = config.shuffle_seed or None
+    records = _BUILDERS[name](config, field_path, shuffle, num_epochs, seed)
+    if shuffle and config.queue_capacity > 1:
+        records = records.shuffle(config.queue_capacity, seed=seed)
+    return records
+
+
+def build_examples(config, steps, field_path="input_reader", training=True, num_parallel_calls=1):
+    """Decoded, preprocessed, checked examples of one reader (see batcher.example_dataset)."""
+    records = build_records(
+        config,
+        field_path,
+        shuffle=None if training else False,
+        num_epochs=None if training else 1,
+    )
+    decoder = TfExampleDecoder()
+    handling = input_reader_pb2.InputReader
+    return batcher.example_dataset(
+        records,
+        decoder.decode,
+        lambda tensor_dict: preprocessor.preprocess(tensor_dict, steps),
+        max_label_length=config.max_label_length,
+        truncate_long_labels=config.long_label_handling == handling.TRUNCATE,
+        num_parallel_calls=num_parallel_calls,
+        stall_limit=STALL_LIMIT if training and config.num_epochs == 0 else 0,
+        name=field_path,
+        uint8_images=preprocessor.keeps_pixel_range(steps),
+    )
+
+
+def per_clone_batch_sizes(batch_sizes, num_readers, num_clones):
+    """Splits train_config.batch_size across clones.
+
+    Raises:
+      ValueError: count mismatch with the readers, a size not positive or not divisible.
+    """
+    batch_sizes = list(batch_sizes)
+    if len(batch_sizes) != num_readers:
+        entries = "entry" if len(batch_sizes) == 1 else "entries"
+        readers = "train_input_reader" if num_readers == 1 else "train_input_readers"
+        raise ValueError(
+            f"train_config.batch_size has {len(batch_sizes)} {entries} but there are "
+            f"{num_readers} {readers}"
+        )
+    if num_clones < 1:
+        raise ValueError(f"num_clones must be at least 1, got {num_clones}")
+    sizes = []
+    for i, size in enumerate(batch_sizes):
+        if size <= 0 or size % num_clones:
+            raise ValueError(
+                f"train_config.batch_size[{i}] is {size}, which is not a positive multiple of "
+                f"num_clones ({num_clones})"
+            )
+        sizes.append(size // num_clones)
+    return sizes
+
+
+def build_batch_queue(input_reader_configs, train_config, num_clones=1):
+    """The training BatchQueue mixing every train_input_reader.
+
+    Args:
+      input_reader_configs: repeated InputReader (pipeline.train_input_reader).
+      train_config: train_pb2.TrainConfig (batch_size, data_augmentation_options, queue sizes).
+      num_clones: model clones; each dequeue() gives one clone's batch.
+
+    Returns:
+      batcher.BatchQueue.
+
+    Raises:
+      ValueError: no readers, batch sizes that do not match the readers or clones, a bad reader
+        or preprocessing step.
+    """
+    configs = list(input_reader_configs)
+    if not configs:
+        raise ValueError("there is no train_input_reader; add one per training dataset")
+    sizes = per_clone_batch_sizes(train_config.batch_size, len(configs), num_clones)
+    steps = preprocessor_builder.build_steps(train_config.data_augmentation_options)
+    threads = max(1, train_config.num_batch_queue_threads)
+    readers = []
+    for i, config in enumerate(configs):
+        examples = build_examples(
+            config, steps, f"train_input_reader[{i}]", training=True, num_parallel_calls=threads
+        )
+        if train_config.batch_queue_capacity > 0:
+            examples = examples.prefetch(train_config.batch_queue_capacity)
+        readers.append(examples)
+    return batcher.BatchQueue(
+        readers, sizes, prefetch_batches=train_config.prefetch_queue_capacity, drop_remainder=True
+    )
+
+
+def build_eval_batches(
+    input_reader_config, eval_config, batch_size, field_path="eval_input_reader"
+):
+    """One pass over an evaluation reader in record order, in batches.
+
+    Args:
+      input_reader_config: input_reader_pb2.InputReader (shuffle and num_epochs are ignored).
+      eval_config: eval_pb2.EvalConfig (data_preprocessing_steps).
+      batch_size: examples per batch; the last batch may be smaller.
+      field_path: the reader's path in the config, for error messages.
+
+    Returns:
+      (batch dict with batcher.BATCH_KEYS, {reason: int64 scalar} drop counts up to and including
+      this batch; fetch them in the same session.run as the batch). The end of the data raises
+      tf.errors.OutOfRangeError.
+
+    Raises:
+      ValueError: a bad reader, step or batch size.
+    """
+    steps = preprocessor_builder.build_steps(eval_config.data_preprocessing_steps)
+    examples = build_examples(
+        input_reader_config,
+        steps,
+        field_path,
+        training=False,
+        num_parallel_calls=tf.data.experimental.AUTOTUNE,
+    )
+    dataset = batcher.batched(examples, batch_size, drop_remainder=False).prefetch(2)
+    with tf.device("/device:CPU:0"):
+        batch = tf.data.make_one_shot_iterator(dataset).get_next()
+        counts = batcher.batch_drop_counts(batch)
+    out = batcher.float_images({k: batch[k] for k in batcher.BATCH_KEYS})
+    return out, {r: counts[i] for i, r in enumerate(batcher.DROP_REASONS)}
