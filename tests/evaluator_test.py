@@ -1,17 +1,22 @@
 """Tests for aster/evaluator.py with a stand-in model and in-memory eval data."""
 
+import io
 import json
 import logging
 import os
 import threading
 import time
 
+import numpy as np
 import pytest
+from PIL import Image
 from stand_in_model import StandInModel, make_config, stand_in_batches, write_checkpoint
 
 from aster import eval_util, evaluator
 from aster.protos import pipeline_pb2
 from aster.tf_setup import tf
+from aster.tools import tfrecord_utils
+from aster.utils import config_util
 
 
 def run(config, eval_dir, **kwargs):
@@ -213,12 +218,6 @@ def test_only_visualize_incorrect_puts_wrong_examples_first(tmp_path):
 
 
 def test_corrupt_image_in_eval_set_is_reported_and_skipped(tmp_path):
-    import io
-
-    from PIL import Image
-
-    from aster.tools import tfrecord_utils
-
     def png(value):
         buffer = io.BytesIO()
         Image.new("RGB", (40, 12), (value, value, value)).save(buffer, format="PNG")
@@ -250,3 +249,36 @@ def test_corrupt_image_in_eval_set_is_reported_and_skipped(tmp_path):
     assert dataset["accuracy"] == pytest.approx(5 / 6)
     md = (tmp_path / "eval" / "results.md").read_text()
     assert "| 1 (undecodable 1) |" in md
+
+
+@pytest.mark.slow
+def test_evaluate_real_tiny_model_on_tfrecords(tmp_path):
+    from aster.builders import model_builder
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    config = config_util.load_pipeline_config(os.path.join(root, "configs", "tiny.config"))
+    rng = np.random.default_rng(0)
+    examples = []
+    for i in range(10):
+        buffer = io.BytesIO()
+        Image.fromarray(rng.integers(0, 255, (24, 80, 3), dtype=np.uint8)).save(buffer, "PNG")
+        examples.append(tfrecord_utils.make_example(buffer.getvalue(), f"Word{i}", "png",
+                                                    filename=f"w{i}.png"))
+    record = str(tmp_path / "val.tfrecord")
+    tfrecord_utils.write_tfrecords(examples, record)
+    config = config_util.merge_overrides(config, assignments=[
+        f"eval_input_reader[0].tf_record_input_reader.input_path={record}",
+        "eval_config.batch_size=4"])
+    with tf.Graph().as_default():
+        model = model_builder.build(config.model, is_training=False)
+        model.postprocess(model.predict(model.preprocess(tf.zeros([1, 32, 64, 3]))))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            ckpt = tf.train.Saver().save(sess, str(tmp_path / "train" / "model.ckpt"),
+                                         global_step=2, write_meta_graph=False)
+    (results,) = evaluator.run(config, str(tmp_path / "eval"), checkpoint_path=ckpt)
+    (dataset,) = results["datasets"]
+    assert dataset["name"] == "val" and dataset["size"] == 10 and dataset["num_scored"] == 10
+    assert 0.0 <= dataset["accuracy"] <= 1.0 and 0.0 <= dataset["one_minus_ned"] <= 1.0
+    assert results["decoding"][0]["predictor"] == "Forward"
+    assert dataset["examples_shown"] == [0, 1, 2, 3]

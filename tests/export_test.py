@@ -103,3 +103,36 @@ def test_export_stand_in_model_signature_loads_without_aster(tmp_path):
     loaded = load_without_aster(out_dir, paths)
     assert loaded["text"] == ["42"] * 3 and loaded["scores"] == [-42.0] * 3
     assert loaded["rectified_shape"] == [3, 8, 16, 3]
+
+
+def _random_tiny_checkpoint(directory):
+    """Builds the tiny config's model with random weights and saves it as model.ckpt-1."""
+    from aster.builders import model_builder
+    from aster.tf_setup import tf
+
+    config = tiny_config()
+    with tf.Graph().as_default():
+        tf.random.set_random_seed(3)
+        model = model_builder.build(config.model, is_training=False)
+        images = tf.zeros([1, 32, 64, 3])
+        model.postprocess(model.predict(model.preprocess(images)))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            path = tf.train.Saver().save(sess, os.path.join(directory, "model.ckpt"),
+                                         global_step=1, write_meta_graph=False)
+    return config, path
+
+
+@pytest.mark.slow
+def test_export_parity_with_checkpoint_on_20_images_without_aster(tmp_path):
+    config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
+    paths = write_images(str(tmp_path), 20, seed=1)
+    encoded = [open(p, "rb").read() for p in paths]
+    with export.CheckpointPredictor(config, ckpt) as predictor:
+        expected = predictor.predict(encoded)
+    out_dir = export.export_saved_model(config, ckpt, str(tmp_path / "exported"))
+    loaded = load_without_aster(out_dir, paths)
+    assert loaded["text"] == [t.decode("utf-8") for t in expected["text"]]
+    np.testing.assert_allclose(loaded["scores"], expected["scores"], atol=1e-4, rtol=0)
+    assert loaded["rectified_shape"][0] == 20
+    assert len(set(np.round(expected["scores"], 3))) > 1  # the scores depend on the image
