@@ -32,7 +32,7 @@ from aster.tools.converters import (
 _CONVERTERS = {
     "folder": ("image folder + labels file (path<TAB>text lines)", folder.add_arguments,
                folder.run),
-    "lmdb": ("LMDB STR layout (num-samples, image-%09d, label-%09d)", lmdb_str.add_arguments,
+    "lmdb": ("LMDB STR layout (num-samples, image-%%09d, label-%%09d)", lmdb_str.add_arguments,
              lmdb_str.run),
     "synth90k": ("MJSynth annotation*.txt (label from the file name)", synth90k.add_arguments,
                  synth90k.run),
@@ -69,7 +69,8 @@ def build_parser():
     subparsers = parser.add_subparsers(dest="format", required=True, metavar="FORMAT",
                                        help=", ".join(_CONVERTERS))
     for name, (help_text, add_arguments, _) in _CONVERTERS.items():
-        subparser = subparsers.add_parser(name, help=help_text, description=help_text)
+        subparser = subparsers.add_parser(name, help=help_text,
+                                          description=help_text.replace("%%", "%"))
         add_arguments(subparser)
         _add_common_arguments(subparser)
     return parser

@@ -5,8 +5,11 @@ import pytest
 from aster.tools import convert
 
 
-def test_every_format_has_a_subcommand():
+def test_every_format_has_a_subcommand(capsys):
     parser = convert.build_parser()
+    with pytest.raises(SystemExit) as exit_info:
+        convert.main(["--help"])
+    assert exit_info.value.code == 0 and "synthtext" in capsys.readouterr().out
     for name in ("folder", "lmdb", "synth90k", "synthtext", "iiit5k", "svt", "ic03", "ic13",
                  "ic15", "svtp", "cute80"):
         with pytest.raises(SystemExit) as exit_info:

@@ -104,6 +104,12 @@ def test_keep_aspect_and_named_heldout_family(machine_fonts, tmp_path, read_reco
                for r in read_records(str(tmp_path / "val.tfrecord")))
 
 
+def test_help_exits_0(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        synth_words.main(["--help"])
+    assert exit_info.value.code == 0 and "--heldout_font_families" in capsys.readouterr().out
+
+
 def test_list_fonts_prints_families(machine_fonts, tmp_path, capsys):
     assert synth_words.main(["--output_dir", str(tmp_path), "--list_fonts"]) == 0
     out = capsys.readouterr().out
