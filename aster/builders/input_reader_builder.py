@@ -97,6 +97,7 @@ def build_examples(config, steps, field_path="input_reader", training=True, num_
         stall_limit=STALL_LIMIT if training and config.num_epochs == 0 else 0,
         name=field_path,
         uint8_images=preprocessor.keeps_pixel_range(steps),
+        report_tail_drops=not training,
     )
 
 

@@ -25,6 +25,8 @@ BATCH_KEYS = (F.image, F.groundtruth_text, F.filename, F.lexicon, F.groundtruth_
 _DROPS = "_drop_counts"
 _REASON = "_drop_reason"
 _INDEX = "_record_index"
+# Appended to finite record streams (report_tail_drops): marks the end, never decoded.
+_END = b"\x00aster-tf: end of records\x00"
 _KEYS = frozenset(BATCH_KEYS) | {_REASON, _INDEX}
 
 
@@ -86,6 +88,7 @@ def example_dataset(
     stall_limit=0,
     name="0",
     uint8_images=False,
+    report_tail_drops=False,
 ):
     """Decodes, preprocesses and checks records; drops invalid ones and counts the drops.
 
@@ -101,15 +104,21 @@ def example_dataset(
       uint8_images: carry images as uint8 (rounded) to the batcher, which turns them back into
         float32: a quarter of the memory traffic. Only for images that stay in [0, 255]; the
         rounding moves a value by at most 0.5 of 255.
+      report_tail_drops: for finite input: each example's counts include the drops up to the
+        next kept example, so the last example's counts include drops at the very end of the
+        data (otherwise they would never be reported).
 
     Returns:
       tf.data.Dataset of example dicts; each also holds _DROPS, [3] int64 running counts of this
-      reader's drops (DROP_REASONS order) up to that example.
+      reader's drops (DROP_REASONS order) up to that example (see report_tail_drops).
     """
 
     def process(index, serialized):
+        is_end = tf.equal(serialized, _END)
+        serialized = tf.where(is_end, tf.constant(b""), serialized)
         tensor_dict = preprocess_fn(decode_fn(serialized))
         tensor_dict, reason = _check_example(tensor_dict, max_label_length, truncate_long_labels)
+        reason = tf.where(is_end, -1, reason)
         tensor_dict[_REASON] = reason
         tensor_dict[_INDEX] = index
         if uint8_images:
@@ -117,6 +126,8 @@ def example_dataset(
             tensor_dict[F.image] = tf.cast(image, tf.uint8)
         return {k: v for k, v in tensor_dict.items() if k in _KEYS}
 
+    if report_tail_drops:
+        records = records.concatenate(tf.data.Dataset.from_tensors(tf.constant(_END)))
     dataset = records.enumerate().map(
         process, num_parallel_calls=num_parallel_calls, deterministic=True
     )
@@ -127,7 +138,30 @@ def example_dataset(
         tf.constant(-1, tf.int64),
     )
     dataset = dataset.scan(initial, _count_drops(stall_limit, name))
+    if report_tail_drops:
+        return _counts_from_next(dataset.filter(lambda d: d[_REASON] <= 0))
     return dataset.filter(lambda d: tf.equal(d[_REASON], 0))
+
+
+def _counts_from_next(dataset):
+    """Gives each kept example the counts of the next element (kept, or the end marker)."""
+    spec = dataset.element_spec
+    placeholder = {
+        k: tf.zeros([d if d is not None else 0 for d in s.shape.as_list()], s.dtype)
+        for k, s in spec.items()
+    }
+
+    def look_ahead(state, current):
+        previous, has_previous = state
+        out = dict(previous)
+        out[_DROPS] = current[_DROPS]
+        return (current, tf.constant(True)), (out, has_previous)
+
+    dataset = dataset.scan((placeholder, tf.constant(False)), look_ahead)
+    dataset = dataset.filter(lambda example, emit: emit)
+    return dataset.map(
+        lambda example, emit: {k: tf.ensure_shape(v, spec[k].shape) for k, v in example.items()}
+    )
 
 
 def batched(examples, batch_size, drop_remainder):

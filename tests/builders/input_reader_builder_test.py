@@ -1,0 +1,202 @@
+import input_fixtures as fx
+import numpy as np
+import pytest
+from google.protobuf import text_format
+
+from aster.builders import input_reader_builder
+from aster.core.standard_fields import InputDataFields as F
+from aster.protos import pipeline_pb2
+from aster.tf_setup import tf
+
+RESIZE = """
+  data_augmentation_options { resize_image_random_method { target_height: 8 target_width: 16 } }
+  data_augmentation_options {
+    string_filtering { include_charset { text_string: "a b c f w 0 1 2 3 4 5 6 7 8 9 中 文 é" } }
+  }
+"""
+
+
+def _pipeline(readers, batch_sizes, extra=""):
+    text = "train_config { num_batch_queue_threads: 2 batch_queue_capacity: 8 "
+    text += "prefetch_queue_capacity: 2 " + extra
+    text += "".join(f"batch_size: {b} " for b in batch_sizes) + "}\n"
+    for reader in readers:
+        text += f"train_input_reader {{ queue_capacity: 16 num_readers: 2 {reader} }}\n"
+    return text_format.Parse(text, pipeline_pb2.TrainEvalPipelineConfig())
+
+
+def _tfrecord(pattern, more=""):
+    return f'shuffle: false {more} tf_record_input_reader {{ input_path: "{pattern}" }}'
+
+
+def _queue(config, num_clones=1):
+    return input_reader_builder.build_batch_queue(
+        config.train_input_reader, config.train_config, num_clones
+    )
+
+
+def test_two_readers_give_exactly_their_batch_sizes(tmp_path):
+    fx.write_records(tmp_path / "a-0.tfrecord", fx.word_records("a", 7))
+    fx.write_records(tmp_path / "a-1.tfrecord", fx.word_records("a", 7, start=7))
+    fx.write_records(tmp_path / "b.tfrecord", fx.word_records("b", 9))
+    config = _pipeline(
+        [_tfrecord(f"{tmp_path}/a-*"), _tfrecord(f"{tmp_path}/b.tfrecord")], [3, 5], RESIZE
+    )
+    with tf.Graph().as_default():
+        queue = _queue(config)
+        batch = queue.dequeue()
+        assert batch[F.image].shape.as_list() == [8, 8, 16, 3]
+        assert batch[F.image].dtype == tf.float32
+        assert set(batch) == {
+            F.image,
+            F.groundtruth_text,
+            F.filename,
+            F.lexicon,
+            F.groundtruth_keypoints,
+        }
+        values = fx.run(batch, num_runs=4)
+    for value in values:
+        texts = [t.decode() for t in value[F.groundtruth_text]]
+        assert [t[0] for t in texts] == ["a"] * 3 + ["b"] * 5, texts
+        assert value[F.image].min() >= 0 and value[F.image].max() <= 255
+        assert value[F.groundtruth_keypoints].shape == (8, 0)
+
+
+def test_clones_split_each_reader_batch(tmp_path):
+    fx.write_records(tmp_path / "a.tfrecord", fx.word_records("a", 5))
+    fx.write_records(tmp_path / "b.tfrecord", fx.word_records("b", 5))
+    config = _pipeline(
+        [_tfrecord(f"{tmp_path}/a.tfrecord"), _tfrecord(f"{tmp_path}/b.tfrecord")], [2, 4], RESIZE
+    )
+    with tf.Graph().as_default():
+        queue = _queue(config, num_clones=2)
+        first, second = queue.dequeue(), queue.dequeue()
+        ((a, b),) = fx.run([first[F.groundtruth_text], second[F.groundtruth_text]])
+    assert [t[:1] for t in a] == [b"a", b"b", b"b"] and len(b) == 3
+
+
+def test_drops_are_counted_and_batches_still_arrive(tmp_path):
+    records = fx.word_records("w", 4) + [
+        b"\x00\x01 not an Example",
+        fx.make_example(b"not an image", "w9"),
+        fx.make_example(fx.image_bytes(), "!!!"),  # empty after filtering
+        fx.make_example(fx.image_bytes(), "w123456"),  # longer than 4
+    ]
+    fx.write_records(tmp_path / "d.tfrecord", records)
+    config = _pipeline([_tfrecord(f"{tmp_path}/d.tfrecord", "max_label_length: 4")], [4], RESIZE)
+    with tf.Graph().as_default():
+        queue = _queue(config)
+        batch = queue.dequeue()
+        summaries = {s.op.name for s in tf.get_collection(tf.GraphKeys.SUMMARIES)}
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            texts = [sess.run(batch[F.groundtruth_text]) for _ in range(3)]
+            counts = sess.run(queue.drop_counts)
+    assert all(sorted(t) == [b"w0", b"w1", b"w2", b"w3"] for t in texts)
+    # Three epochs passed when the third batch was made: at least two of each drop.
+    assert counts["undecodable"] >= 4 and counts["undecodable"] % 2 == 0
+    assert counts["empty_label"] >= 2 and counts["too_long"] >= 2
+    assert {f"input/dropped_{r}" for r in counts} <= summaries
+
+
+def test_eval_batches_one_epoch_exact_counts_and_short_last_batch(tmp_path):
+    records = fx.word_records("w", 5) + [b"garbage", fx.make_example(fx.image_bytes(), "")]
+    fx.write_records(tmp_path / "e.tfrecord", records)
+    config = _pipeline([_tfrecord(f"{tmp_path}/e.tfrecord", "num_epochs: 3")], [1])
+    eval_config = text_format.Parse(
+        "data_preprocessing_steps { resize_image { target_height: 8 target_width: 16 } }",
+        pipeline_pb2.TrainEvalPipelineConfig().eval_config,
+    )
+    with tf.Graph().as_default():
+        batch, drops = input_reader_builder.build_eval_batches(
+            config.train_input_reader[0], eval_config, 2
+        )
+        sizes, last = [], None
+        with tf.Session() as sess:
+            while True:
+                try:
+                    value, last = sess.run([batch, drops])
+                    sizes.append(len(value[F.groundtruth_text]))
+                    assert value[F.image].dtype == np.float32
+                except tf.errors.OutOfRangeError:
+                    break
+    assert sizes == [2, 2, 1]
+    assert last == {"undecodable": 1, "empty_label": 1, "too_long": 0}
+
+
+def test_unicode_transcript_survives_decode_filter_batch(tmp_path):
+    words = ["中文", "café", "é中a"]
+    examples = [fx.make_example(fx.image_bytes(seed=i), w) for i, w in enumerate(words)]
+    fx.write_records(tmp_path / "u.tfrecord", examples)
+    config = _pipeline([_tfrecord(f"{tmp_path}/u.tfrecord")], [3], RESIZE)
+    with tf.Graph().as_default():
+        texts = fx.run(_queue(config).dequeue()[F.groundtruth_text])[0]
+    assert sorted(t.decode("utf-8") for t in texts) == sorted(words)
+
+
+def test_lmdb_input_reader(tmp_path):
+    path = fx.write_lmdb(tmp_path / "db", [(fx.image_bytes(seed=i), f"a{i}") for i in range(4)])
+    config = _pipeline([f'shuffle: false lmdb_input_reader {{ path: "{path}" }}'], [2], RESIZE)
+    with tf.Graph().as_default():
+        batch = _queue(config).dequeue()
+        values = fx.run(batch[F.groundtruth_text], num_runs=2)
+    assert sorted(t for v in values for t in v) == [b"a0", b"a1", b"a2", b"a3"]
+
+
+def test_batch_size_count_mismatch_raises(tmp_path):
+    fx.write_records(tmp_path / "a.tfrecord", fx.word_records("a", 1))
+    config = _pipeline([_tfrecord(f"{tmp_path}/a.tfrecord")] * 2, [32])
+    with (
+        tf.Graph().as_default(),
+        pytest.raises(
+            ValueError,
+            match="train_config.batch_size has 1 entry but there are 2 train_input_readers",
+        ),
+    ):
+        _queue(config)
+
+
+@pytest.mark.parametrize(
+    "sizes,clones,match",
+    [
+        ([6], 4, r"batch_size\[0\] is 6"),
+        ([0], 1, r"batch_size\[0\] is 0"),
+        ([4], 0, "num_clones must be at least 1"),
+    ],
+)
+def test_batch_size_not_divisible_raises(tmp_path, sizes, clones, match):
+    fx.write_records(tmp_path / "a.tfrecord", fx.word_records("a", 1))
+    config = _pipeline([_tfrecord(f"{tmp_path}/a.tfrecord")], sizes)
+    with tf.Graph().as_default(), pytest.raises(ValueError, match=match):
+        _queue(config, clones)
+
+
+def test_no_readers_raises():
+    with pytest.raises(ValueError, match="there is no train_input_reader"):
+        _queue(_pipeline([], [4]))
+
+
+def test_pattern_matching_nothing_names_reader_and_pattern(tmp_path):
+    fx.write_records(tmp_path / "a.tfrecord", fx.word_records("a", 1))
+    config = _pipeline(
+        [_tfrecord(f"{tmp_path}/a.tfrecord"), _tfrecord(f"{tmp_path}/missing_*.tfrecord")], [1, 1]
+    )
+    with (
+        tf.Graph().as_default(),
+        pytest.raises(
+            ValueError,
+            match=r"train_input_reader\[1\]\.tf_record_input_reader\.input_path: pattern "
+            r"'.*missing_\*\.tfrecord' matches no file",
+        ),
+    ):
+        _queue(config)
+
+
+@pytest.mark.parametrize("reader", ["", "external_input_reader { }"])
+def test_unset_or_external_reader_raises(reader):
+    config = _pipeline([reader], [1])
+    with (
+        tf.Graph().as_default(),
+        pytest.raises(ValueError, match=r"train_input_reader\[0\]: unknown input_reader"),
+    ):
+        _queue(config)
