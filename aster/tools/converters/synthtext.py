@@ -9,6 +9,7 @@ An image whose word or character count disagrees with its boxes is skipped (coun
 """
 
 import os
+import sys
 
 import numpy as np
 
@@ -83,6 +84,8 @@ def convert(gt_mat, output_path, image_dir=None, margin_ratio=0.0, points_per_cu
     """Converts SynthText; options go to conversion.convert_samples."""
     if points_per_curve < 2:
         raise ValueError(f"points_per_curve must be >= 2, got {points_per_curve}")
+    print(f"[synthtext] loading {gt_mat} (the full gt.mat takes a while)", file=sys.stderr,
+          flush=True)
     gt = mat_utils.load(gt_mat)
     total = sum(_quads(b).shape[0] for b in np.asarray(gt["wordBB"], dtype=object).ravel()) \
         if "wordBB" in gt else None
