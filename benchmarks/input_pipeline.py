@@ -91,8 +91,13 @@ def load_config(patterns):
 
 
 def time_pipeline(config, warmup, steps, runs):
-    """Returns the images/s of each run (one graph and session, consecutive timed windows)."""
-    rates = []
+    """Times consecutive windows of `steps` batches in one graph and session.
+
+    Returns:
+      (images/s of each window, CPU microseconds of this process per image in each window,
+      the batch's image shape).
+    """
+    rates, cpu_per_image = [], []
     with tf.Graph().as_default():
         queue = input_reader_builder.build_batch_queue(
             config.train_input_reader, config.train_config, num_clones=1
@@ -105,12 +110,13 @@ def time_pipeline(config, warmup, steps, runs):
             for _ in range(warmup):
                 sess.run(fetch)
             for _ in range(runs):
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 for _ in range(steps):
                     sess.run(fetch)
                 rates.append(batch_size * steps / (time.perf_counter() - start))
+                cpu_per_image.append((time.process_time() - cpu) * 1e6 / (batch_size * steps))
             shape = sess.run(batch["image"]).shape
-    return rates, shape
+    return rates, cpu_per_image, shape
 
 
 def machine():
@@ -142,24 +148,28 @@ def main(argv=None):
         print(f"wrote {args.images} PNG word images in {time.perf_counter() - start:.1f}s")
         config = load_config(patterns)
         _, load_before = machine()
-        rates, shape = time_pipeline(config, args.warmup, args.steps, args.runs)
+        rates, cpu, shape = time_pipeline(config, args.warmup, args.steps, args.runs)
     description, load_after = machine()
-    median = statistics.median(rates)
+    median, median_cpu = statistics.median(rates), statistics.median(cpu)
+    # What the measured CPU cost per image allows when every core works for this pipeline.
+    ceiling = os.cpu_count() * 1e6 / median_cpu
     print(f"batch {shape} (readers {list(config.train_config.batch_size)})")
-    print("| run | images/s |\n|---:|---:|")
-    for i, rate in enumerate(rates):
-        print(f"| {i + 1} | {rate:,.0f} |")
+    print("| run | images/s | CPU us/image |\n|---:|---:|---:|")
+    for i, (rate, us) in enumerate(zip(rates, cpu, strict=True)):
+        print(f"| {i + 1} | {rate:,.0f} | {us:,.0f} |")
     print(
-        f"median {median:,.0f} images/s; machine: {description}; "
+        f"median {median:,.0f} images/s, {median_cpu:,.0f} CPU us/image (all "
+        f"{os.cpu_count()} cores on it: {ceiling:,.0f} images/s); machine: {description}; "
         f"load average {load_before:.1f} -> {load_after:.1f}"
     )
     if args.record:
         command = "python benchmarks/input_pipeline.py " + " ".join(argv or sys.argv[1:])
-        _record(median, rates, description, (load_before, load_after), command.strip(), shape)
+        loads = (load_before, load_after)
+        _record(median, rates, (median_cpu, ceiling), description, loads, command.strip(), shape)
     return median
 
 
-def _record(median, rates, description, loads, command, shape):
+def _record(median, rates, cpu, description, loads, command, shape):
     path = os.path.join(ROOT, "benchmarks", "RESULTS.md")
     new = not os.path.exists(path)
     with open(path, "a", encoding="utf-8") as f:
@@ -169,6 +179,9 @@ def _record(median, rates, description, loads, command, shape):
             f"\n## Input pipeline, configs/aster_paper.config ({datetime.date.today()})\n\n"
             f"- Figure: **{median:,.0f} images/s** (median of {len(rates)} windows: "
             f"{', '.join(f'{r:,.0f}' for r in rates)}); batches {list(shape)}.\n"
+            f"- CPU cost: {cpu[0]:,.0f} CPU microseconds per image (all threads of the process),"
+            f" "
+            f"i.e. {cpu[1]:,.0f} images/s if every core worked for the pipeline alone.\n"
             f"- Pipeline: 2 TFRecord readers x 4 shards of generated PNG words, decode, "
             f"random-method resize to 64x256, string filtering (ALLCASES_SYMBOLS), 32 + 32 per "
             f"batch, 1 clone.\n"
