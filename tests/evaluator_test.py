@@ -228,6 +228,8 @@ def test_corrupt_image_in_eval_set_is_reported_and_skipped(tmp_path):
     examples.insert(2, tfrecord_utils.make_example(b"\x89PNG broken", "7", filename="bad.png",
                                                    height=12, width=40))
     examples.append(tfrecord_utils.make_example(png(200), "8", filename="last.png"))
+    examples.append(tfrecord_utils.make_example(b"not an image", "7", filename="tail.png",
+                                                height=12, width=40))  # after the last kept
     record = str(tmp_path / "with_corrupt.tfrecord")
     tfrecord_utils.write_tfrecords(examples, record)
     config = make_config(f"""
@@ -244,11 +246,11 @@ def test_corrupt_image_in_eval_set_is_reported_and_skipped(tmp_path):
                                model_fn=StandInModel)
     (dataset,) = results["datasets"]
     assert dataset["name"] == "with_corrupt"
-    assert dataset["size"] == 6 and dataset["num_dropped"] == 1
-    assert dataset["dropped"]["undecodable"] == 1
+    assert dataset["size"] == 6 and dataset["num_dropped"] == 2
+    assert dataset["dropped"]["undecodable"] == 2
     assert dataset["accuracy"] == pytest.approx(5 / 6)
     md = (tmp_path / "eval" / "results.md").read_text()
-    assert "| 1 (undecodable 1) |" in md
+    assert "| 2 (undecodable 2) |" in md
 
 
 @pytest.mark.slow
