@@ -200,3 +200,20 @@ def test_unset_or_external_reader_raises(reader):
         pytest.raises(ValueError, match=r"train_input_reader\[0\]: unknown input_reader"),
     ):
         _queue(config)
+
+
+def test_shuffle_seed_makes_the_order_repeatable(tmp_path):
+    fx.write_records(tmp_path / "s-0.tfrecord", fx.word_records("a", 6))
+    fx.write_records(tmp_path / "s-1.tfrecord", fx.word_records("b", 6))
+    reader = (
+        f'shuffle: true shuffle_seed: 7 tf_record_input_reader {{ input_path: "{tmp_path}/s-*" }}'
+    )
+    config = _pipeline([reader], [4], RESIZE)
+
+    def texts():
+        with tf.Graph().as_default():
+            values = fx.run(_queue(config).dequeue()[F.groundtruth_text], num_runs=3)
+        return [t for v in values for t in v]
+
+    first = texts()
+    assert first == texts() and first != sorted(first)
