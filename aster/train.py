@@ -94,7 +94,8 @@ def _serve_ps(server, info):
     _LOG.info("ps task %d serving at %s", info.task_index, server.target)
     with tf.Graph().as_default():
         dequeue = _done_queue(info.task_index, info.num_replicas).dequeue()
-        with tf.Session(server.target) as session:
+        config = tf.ConfigProto(device_filters=[f"/job:ps/task:{info.task_index}"])
+        with tf.Session(server.target, config=config) as session:
             for done in range(info.num_replicas):
                 session.run(dequeue)
                 _LOG.info("ps task %d: %d of %d workers done", info.task_index, done + 1,
@@ -105,7 +106,9 @@ def _signal_done(server, info, timeout_ms=60000):
     """Tells every ps task that this worker has finished."""
     with tf.Graph().as_default():
         ops = [_done_queue(i, info.num_replicas).enqueue(1) for i in range(info.num_ps_tasks)]
-        config = tf.ConfigProto(operation_timeout_in_ms=timeout_ms)
+        # Filters: without them the session would wait for every task, even finished workers.
+        config = tf.ConfigProto(operation_timeout_in_ms=timeout_ms, device_filters=[
+            "/job:ps", f"/job:{info.task_type}/task:{info.task_index}"])
         with tf.Session(server.target, config=config) as session:
             session.run(ops)
 

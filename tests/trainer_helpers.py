@@ -18,7 +18,7 @@ from aster.core.model import RecognitionModel
 from aster.protos import pipeline_pb2
 from aster.tf_setup import slim, tf
 from aster.tools import tfrecord_utils
-
+from aster.utils import config_util
 
 KILL_ENV = "ASTER_TEST_KILL_AT_STEP"
 
@@ -82,6 +82,9 @@ def build_standin(model_config, is_training, head_size=4):
     return StandInModel(is_training, head_size=head_size)
 
 
+TINY_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "configs", "tiny.config")
+
 WORDS = ["cat", "house", "go", "street", "a", "ninety", "tree", "boats"]
 
 
@@ -105,7 +108,6 @@ def pipeline_config(record_path, extra_train="", optimizer=None):
         "momentum_optimizer { learning_rate { constant_learning_rate { learning_rate: 0.05 } } "
         "momentum_optimizer_value: 0.9 } use_moving_average: false")
     text = f"""
-    model {{ multi_predictors_recognition_model {{ }} }}
     train_config {{
       batch_size: 4
       data_augmentation_options {{ resize_image {{ target_height: 16 target_width: 32 }} }}
@@ -121,7 +123,10 @@ def pipeline_config(record_path, extra_train="", optimizer=None):
     }}
     train_input_reader {{ tf_record_input_reader {{ input_path: "{record_path}" }} }}
     """
-    return text_format.Merge(text, pipeline_pb2.TrainEvalPipelineConfig())
+    config = text_format.Merge(text, pipeline_pb2.TrainEvalPipelineConfig())
+    # A valid model section (aster-train validates it) that the stand-in ignores.
+    config.model.CopyFrom(config_util.load_pipeline_config(TINY_CONFIG).model)
+    return config
 
 
 def write_config(path, config):

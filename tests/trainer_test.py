@@ -8,9 +8,9 @@ import os
 
 import numpy as np
 import pytest
+import trainer_helpers as helpers
 from google.protobuf import text_format
 
-import trainer_helpers as helpers
 from aster import trainer
 from aster.tf_setup import tf
 from aster.utils import config_util, hooks
