@@ -1,0 +1,179 @@
+import os
+
+import numpy as np
+import pytest
+from google.protobuf import text_format
+
+from aster.builders import model_builder
+from aster.core import standard_fields as fields
+from aster.meta_architectures import multi_predictors_recognition_model as mprm
+from aster.predictors import attention_predictor, ctc_predictor
+from aster.protos import model_pb2
+from aster.tf_setup import tf
+from aster.utils import config_util
+
+CONFIGS = os.path.join(os.path.dirname(__file__), "..", "..", "configs")
+
+TINY_ENCODER = """
+feature_extractor {
+  convnet { resnet { net_depth: RESNET_30 block_depths: [8, 8, 16, 16, 16]
+                     conv_hyperparams { op: CONV batch_norm { decay: 0.9 } } } }
+  bidirectional_rnn { fw_bw_rnn_cell { lstm_cell { num_units: 16 } } num_output_units: 16
+                      fc_hyperparams { op: FC } }
+}
+"""
+
+CTC_MODEL = f"""
+multi_predictors_recognition_model {{
+  input_height: 32 input_width: 100
+  {TINY_ENCODER}
+  predictor {{ name: "Ctc" ctc_predictor {{ label_map {{ character_set {{ built_in_set: LOWERCASE }} }}
+                                         fc_hyperparams {{ op: FC activation: NONE }} }} }}
+}}
+"""
+
+
+def _model_config(path):
+    return config_util.load_pipeline_config(os.path.join(CONFIGS, path)).model
+
+
+def _parse(text):
+    return text_format.Parse(text, model_pb2.Model())
+
+
+def _num_params():
+    return int(sum(np.prod(v.shape.as_list()) for v in tf.trainable_variables()))
+
+
+@pytest.mark.parametrize("is_training", [True, False])
+def test_tiny_config_builds_with_expected_shapes(is_training):
+    with tf.Graph().as_default():
+        model = model_builder.build(_model_config("tiny.config"), is_training)
+        assert isinstance(model, mprm.MultiPredictorsRecognitionModel)
+        assert [p.name for p in model.predictors] == ["Forward", "Backward"]
+        assert all(isinstance(p, attention_predictor.AttentionPredictor) and p.num_classes == 38
+                   for p in model.predictors)
+        preds = model.predict(model.preprocess(tf.zeros([3, 40, 90, 3])))
+        model.provide_groundtruth(tf.constant(["abc", "de", "f"]))
+        losses = model.loss(preds)
+        out = model.postprocess(preds)
+    assert preds[fields.PredictionFields.rectified_images].shape.as_list() == [3, 32, 64, 3]
+    assert preds[fields.PredictionFields.control_points].shape.as_list() == [3, 20, 2]
+    assert sorted(losses) == ["Backward/loss", "Forward/loss"]
+    assert out[fields.PredictionFields.text].shape.as_list() == [3]
+    assert out[fields.PredictionFields.scores].shape.as_list() == [3]
+
+
+def test_paper_config_shapes_classes_and_parameter_count():
+    with tf.Graph().as_default():
+        model = model_builder.build(_model_config("aster_paper.config"), is_training=False)
+        preprocessed = model.preprocess(tf.zeros([2, 64, 256, 3]))
+        preds = model.predict(preprocessed)
+        out = model.postprocess(preds)
+        num_params = _num_params()
+    assert preprocessed.shape.as_list() == [2, 64, 256, 3]
+    assert preds[fields.PredictionFields.rectified_images].shape.as_list() == [2, 32, 100, 3]
+    assert preds[fields.PredictionFields.control_points].shape.as_list() == [2, 20, 2]
+    assert [f.shape.as_list() for f in preds[mprm.FEATURE_MAPS]] == [[2, 25, 256]]
+    assert [p.num_classes for p in model.predictors] == [96, 96]
+    assert [p._beam_width for p in model.predictors] == [5, 5]
+    assert out[fields.PredictionFields.text].shape.as_list() == [2]
+    print(f"aster_paper.config trainable parameters: {num_params:,}")
+    assert 15e6 < num_params < 30e6
+
+
+def _float_ops(graph):
+    opts = tf.profiler.ProfileOptionBuilder.float_operation()
+    opts["output"] = "none"
+    return tf.profiler.profile(graph, options=opts).total_float_ops
+
+
+@pytest.mark.slow
+def test_paper_config_forward_flops_per_image():
+    """Forward FLOPs (multiply and add counted separately) of one 64x256 image: rectifier and
+    encoder, plus each decoder unrolled over all 30 steps (one hypothesis; a beam of 5 costs about
+    five times the decoder share)."""
+    config = _model_config("aster_paper.config")
+    with tf.Graph().as_default() as graph:
+        model = model_builder.build(config, is_training=False)
+        preds = model.predict(model.preprocess(tf.zeros([1, 64, 256, 3])))
+        del preds
+        encoder_flops = _float_ops(graph)  # decoders in while loops are not counted per step
+    with tf.Graph().as_default() as graph:
+        model = model_builder.build(config, is_training=True)
+        preds = model.predict(model.preprocess(tf.zeros([1, 64, 256, 3])))
+        model.provide_groundtruth(tf.constant(["x"]))
+        model.loss(preds)
+        total_flops = _float_ops(graph)
+    decoder_flops = total_flops - encoder_flops
+    print(f"aster_paper.config forward FLOPs per image: {total_flops / 1e9:.3f} G "
+          f"(rectifier + encoder ~{encoder_flops / 1e9:.3f} G, two 30-step decoders "
+          f"~{decoder_flops / 1e9:.3f} G)")
+    assert encoder_flops > 1e8 and decoder_flops > 1e6
+
+
+def test_ctc_model_builds_and_trains():
+    with tf.Graph().as_default():
+        tf.set_random_seed(0)
+        model = model_builder.build(_parse(CTC_MODEL), is_training=True)
+        assert isinstance(model.predictors[0], ctc_predictor.CtcPredictor)
+        rng = np.random.RandomState(0)
+        images = tf.constant(rng.uniform(0, 255, [4, 32, 100, 3]), tf.float32)
+        preds = model.predict(model.preprocess(images))
+        assert [f.shape.as_list() for f in preds[mprm.FEATURE_MAPS]] == [[4, 25, 16]]
+        model.provide_groundtruth(tf.constant(["ab", "cat", "dog", "xyz"]))
+        loss = model.loss(preds)["Ctc/loss"]
+        with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+            train_op = tf.train.AdamOptimizer(0.01).minimize(loss)
+        text = model.postprocess(preds)[fields.PredictionFields.text]
+        with tf.Session() as sess:
+            sess.run([tf.global_variables_initializer(), tf.tables_initializer()])
+            losses = [sess.run([loss, train_op])[0] for _ in range(20)]
+            assert sess.run(text).shape == (4,)
+    assert losses[-1] < 0.5 * losses[0]
+
+
+def test_keypoint_supervision_adds_keypoint_loss():
+    config = _model_config("tiny.config")
+    config.multi_predictors_recognition_model.keypoint_supervision = True
+    with tf.Graph().as_default():
+        model = model_builder.build(config, is_training=True)
+        preds = model.predict(model.preprocess(tf.zeros([2, 32, 64, 3])))
+        model.provide_groundtruth(tf.constant(["a", "b"]), tf.zeros([2, 8]))
+        assert "keypoint_loss" in model.loss(preds)
+
+
+def _mprm(body):
+    return f"multi_predictors_recognition_model {{ {body} }}"
+
+
+PREDICTOR = ('predictor { name: "F" ctc_predictor { label_map { } } }')
+
+
+@pytest.mark.parametrize("text,match", [
+    ("", r"model: unknown model_oneof None"),
+    (_mprm(PREDICTOR), r"multi_predictors_recognition_model.feature_extractor: required"),
+    (_mprm(TINY_ENCODER), r"\.predictor: at least one predictor"),
+    (_mprm(TINY_ENCODER + PREDICTOR + PREDICTOR), r"predictor\[1\].name: 'F' is already used"),
+    (_mprm(TINY_ENCODER + PREDICTOR + "input_height: 0"), r"input_height: must be > 0"),
+    (_mprm(TINY_ENCODER + PREDICTOR + "keypoint_supervision: true"),
+     r"keypoint_supervision: needs a spatial_transformer"),
+    (_mprm(TINY_ENCODER + 'predictor { name: "F" }'), r"predictor\[0\]: unknown predictor_oneof"),
+])
+def test_build_invalid_configs_raise_with_field_path(text, match):
+    with pytest.raises(ValueError, match=match):
+        model_builder.build(_parse(text), is_training=True)
+
+
+def test_build_keypoint_supervision_rejects_wrong_regression_loss():
+    config = _model_config("tiny.config")
+    mprm_config = config.multi_predictors_recognition_model
+    mprm_config.keypoint_supervision = True
+    mprm_config.regression_loss.sequence_cross_entropy_loss.weight = 1.0
+    with pytest.raises(ValueError, match="regression_loss: must be l2_regression_loss"):
+        model_builder.build(config, is_training=True)
+
+
+def test_build_wrong_message_raises():
+    with pytest.raises(ValueError, match="expected a Model message"):
+        model_builder.build(model_pb2.MultiPredictorsRecognitionModel(), True)

@@ -1,0 +1,154 @@
+import numpy as np
+import pytest
+
+from aster.core import attention_decoder, label_map, loss
+from aster.core import standard_fields as fields
+from aster.meta_architectures import multi_predictors_recognition_model as mprm
+from aster.predictors import attention_predictor
+from aster.tf_setup import slim, tf
+
+
+class _FakeFeatureExtractor:
+    def extract(self, images, scope=None):
+        with tf.variable_scope(scope):
+            return [slim.fully_connected(tf.reduce_mean(images, axis=1), 8, scope="fc")]
+
+
+class _FakeStn:
+    """Identity rectification; control points from a variable (so they get gradients)."""
+
+    def __init__(self, points):
+        self._points = np.asarray(points, np.float32)
+
+    def batch_transform(self, images, scope=None):
+        with tf.variable_scope(scope):
+            var = tf.get_variable("points", initializer=self._points)
+        cps = tf.tile(var[None], [tf.shape(images)[0], 1, 1])
+        return {"rectified_images": images, "control_points": cps}
+
+
+class _FixedPredictor:
+    """Predicts fixed texts and scores (for the fusion test)."""
+
+    def __init__(self, name, texts, scores):
+        self.name, self._texts, self._scores = name, texts, scores
+
+    def predict(self, feature_maps):
+        del feature_maps
+        return {"text": tf.constant(self._texts), "scores": tf.constant(self._scores)}
+
+    def postprocess(self, predictions):
+        return {"text": predictions["text"], "scores": predictions["scores"]}
+
+    def loss(self, feature_maps, text):
+        return tf.reduce_mean(feature_maps[0]) * 0.0 + tf.cast(tf.size(text), tf.float32)
+
+
+def _model(predictors, is_training=False, **kwargs):
+    return mprm.MultiPredictorsRecognitionModel(_FakeFeatureExtractor(), predictors, is_training,
+                                                input_height=4, input_width=6, **kwargs)
+
+
+def test_preprocess_resizes_and_scales_to_minus_one_one():
+    with tf.Graph().as_default():
+        model = _model([_FixedPredictor("A", ["a"], [0.0])])
+        images = tf.constant(np.stack([np.zeros([8, 12, 3]), np.full([8, 12, 3], 255.0)]))
+        out = model.preprocess(images)
+        with tf.Session() as sess:
+            out_np = sess.run(out)
+    assert out_np.shape == (2, 4, 6, 3)
+    np.testing.assert_allclose(out_np[0], -1.0, atol=1e-6)
+    np.testing.assert_allclose(out_np[1], 1.0, atol=1e-6)
+
+
+def test_postprocess_fuses_per_sample_by_highest_score():
+    with tf.Graph().as_default():
+        model = _model([_FixedPredictor("Forward", ["abc", "xy", "q"], [-1.0, -3.0, -0.5]),
+                        _FixedPredictor("Backward", ["abd", "xz", "r"], [-2.0, -0.1, -0.5])])
+        preds = model.predict(model.preprocess(tf.zeros([3, 4, 6, 3])))
+        out = model.postprocess(preds)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            out = sess.run(out)
+    assert [t.decode() for t in out[fields.PredictionFields.text]] == ["abc", "xz", "q"]
+    np.testing.assert_allclose(out[fields.PredictionFields.scores], [-1.0, -0.1, -0.5])
+    assert [t.decode() for t in out["Backward/text"]] == ["abd", "xz", "r"]
+    assert out[fields.PredictionFields.control_points].shape == (3, 0, 2)
+    assert out[fields.PredictionFields.rectified_images].shape == (3, 4, 6, 3)
+
+
+def test_keypoint_loss_hand_computed():
+    init = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+    with tf.Graph().as_default():
+        model = _model([_FixedPredictor("A", ["a"], [0.0])], is_training=True,
+                       spatial_transformer=_FakeStn(init), keypoint_supervision=True,
+                       regression_loss=loss.L2RegressionLoss(weight=2.0))
+        preds = model.predict(model.preprocess(tf.zeros([2, 4, 6, 3])))
+        keypoints = np.zeros([2, 12], np.float32)
+        # top (0, 0.1) -> (1, 0.1), bottom (0, 0.9) -> (1, 0.9): each point is 0.1 away
+        keypoints[0, :8] = [0, 0.1, 1, 0.1, 0, 0.9, 1, 0.9]
+        model.provide_groundtruth(tf.constant(["a", "b"]), tf.constant(keypoints))
+        losses = model.loss(preds)
+        grads = tf.gradients(losses["keypoint_loss"], tf.trainable_variables())
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            losses_np = sess.run(losses)
+    assert sorted(losses_np) == ["A/loss", "keypoint_loss"]
+    # sample 0 only (sample 1 has no keypoints): 4 points * 0.1^2 = 0.04, weight 2
+    assert losses_np["keypoint_loss"] == pytest.approx(0.08, rel=1e-5)
+    assert any(g is not None for g in grads)
+
+
+def test_training_predict_defers_decoding_to_postprocess():
+    lm = label_map.LabelMap(list("ab"), label_offset=2)
+    with tf.Graph().as_default():
+        dec = attention_decoder.AttentionDecoder(tf.nn.rnn_cell.GRUCell(4), lm.num_classes, 3)
+        pred = attention_predictor.AttentionPredictor("Forward", dec, lm,
+                                                      loss.SequenceCrossEntropyLoss(), 3)
+        model = _model([pred], is_training=True)
+        preds = model.predict(model.preprocess(tf.zeros([2, 4, 6, 3])))
+        assert preds[mprm.PREDICTOR_OUTPUTS] == {}
+        model.provide_groundtruth(tf.constant(["ab", "b"]))
+        losses = model.loss(preds)
+        num_vars = len(tf.trainable_variables())
+        out = model.postprocess(preds)
+        assert len(tf.trainable_variables()) == num_vars
+        with tf.Session() as sess:
+            sess.run([tf.global_variables_initializer(), tf.tables_initializer()])
+            losses_np, text = sess.run([losses, out[fields.PredictionFields.text]])
+    assert np.isfinite(losses_np["Forward/loss"]) and text.shape == (2,)
+
+
+def test_loss_without_groundtruth_raises():
+    with tf.Graph().as_default():
+        model = _model([_FixedPredictor("A", ["a"], [0.0])])
+        preds = model.predict(model.preprocess(tf.zeros([1, 4, 6, 3])))
+        with pytest.raises(ValueError, match="provide_groundtruth"):
+            model.loss(preds)
+
+
+def test_keypoint_supervision_without_keypoints_raises():
+    with tf.Graph().as_default():
+        model = _model([_FixedPredictor("A", ["a"], [0.0])], spatial_transformer=_FakeStn(
+            np.zeros([4, 2])), keypoint_supervision=True, regression_loss=loss.L2RegressionLoss())
+        preds = model.predict(model.preprocess(tf.zeros([1, 4, 6, 3])))
+        model.provide_groundtruth(tf.constant(["a"]))
+        with pytest.raises(ValueError, match="groundtruth_keypoints"):
+            model.loss(preds)
+
+
+@pytest.mark.parametrize("predictors,kwargs,match", [
+    ([], {}, "at least one predictor"),
+    (["A", "A"], {}, "distinct"),
+    (["A"], dict(keypoint_supervision=True), "keypoint_supervision"),
+])
+def test_constructor_rejects_bad_arguments(predictors, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        _model([_FixedPredictor(n, ["a"], [0.0]) for n in predictors], **kwargs)
+
+
+def test_constructor_rejects_bad_input_size():
+    with pytest.raises(ValueError, match="input size"):
+        mprm.MultiPredictorsRecognitionModel(_FakeFeatureExtractor(),
+                                             [_FixedPredictor("A", ["a"], [0.0])], False,
+                                             input_height=0)
