@@ -130,7 +130,8 @@ def _parse_args(argv):
 def _load_config(args):
     config = config_util.load_pipeline_config(args.pipeline_config_path)
     config = config_util.merge_overrides(config, args.config_override or None, args.set)
-    config_util.validate(config, check_files=True)
+    # Input files are checked by the input builder (eval readers need not exist for training).
+    config_util.validate(config)
     return config
 
 

@@ -223,3 +223,34 @@ def test_ps_and_two_workers_train_and_exit(tmp_path, records, sync):
     assert 6 <= step <= 8, step  # async workers may each finish a step in flight
     assert "saved checkpoint" in logs["worker0"] and "saved checkpoint" not in logs["worker1"]
     assert "training stopped" in logs["worker1"]
+
+
+# --------------------------------------------------------------------------- the real model
+
+
+@pytest.mark.slow
+def test_aster_train_on_tiny_config_writes_everything(tmp_path):
+    records = helpers.write_records(tmp_path / "train.tfrecord", count=32)
+    train_dir = tmp_path / "train"
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    result = subprocess.run(
+        [sys.executable, "-m", "aster.train", "--pipeline_config_path", helpers.TINY_CONFIG,
+         "--train_dir", str(train_dir),
+         "--set", f"train_input_reader[0].tf_record_input_reader.input_path={records}",
+         "--set", "train_config.num_steps=4", "--set", "train_config.save_summaries_steps=2",
+         "--set", "train_config.profile_at_step=2", "--set", "train_config.log_every_n_steps=1"],
+        env=environment, capture_output=True, text=True, timeout=240, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert tf.train.latest_checkpoint(str(train_dir)).endswith("model.ckpt-4")
+    written = config_util.load_pipeline_config(str(train_dir / "pipeline.config"))
+    assert written.train_config.num_steps == 4
+    assert list((train_dir).glob("timeline-*.json"))
+    tags = set()
+    for path in train_dir.glob("events.out.tfevents.*"):
+        for event in tf.train.summary_iterator(str(path)):
+            tags.update(value.tag.split("/image/")[0] for value in event.summary.value)
+    assert {"losses/Forward/loss", "losses/Backward/loss", "losses/total_loss", "LearningRate",
+            "global_norm/gradients", "global_norm/parameters", "global_norm/updates",
+            "input/dropped_undecodable", "images/input_with_control_points",
+            "images/rectified"} <= tags
+    assert "trainable parameters" in result.stderr and "images/s" in result.stderr
