@@ -177,3 +177,20 @@ def test_build_keypoint_supervision_rejects_wrong_regression_loss():
 def test_build_wrong_message_raises():
     with pytest.raises(ValueError, match="expected a Model message"):
         model_builder.build(model_pb2.MultiPredictorsRecognitionModel(), True)
+
+
+def test_second_clone_under_reuse_shares_all_variables():
+    """model_deploy builds one model per clone under reuse=True: no new variables may appear."""
+    config = _model_config("tiny.config")
+    with tf.Graph().as_default():
+        counts = []
+        for i in range(2):
+            with tf.name_scope(f"clone_{i}"), tf.variable_scope(tf.get_variable_scope(),
+                                                                 reuse=True if i else None):
+                model = model_builder.build(config, is_training=True)
+                preds = model.predict(model.preprocess(tf.zeros([2, 32, 64, 3])))
+                model.provide_groundtruth(tf.constant(["a", "b"]))
+                model.loss(preds)
+                model.postprocess(preds)
+            counts.append(len(tf.global_variables()))
+    assert counts[0] == counts[1]
