@@ -257,6 +257,9 @@ def format_markdown(results):
             f"| {d.get('images_per_sec', 0.0):.1f} |"
         )
     lines.append("")
+    lines.append("images/s: steady-state throughput after the first batch (which pays the "
+                 "one-time graph warm-up); dropped/corrupt: records skipped by the input reader.")
+    lines.append("")
     others = [p for p in (36, 62, 94) if p != protocol]
     if results["datasets"] and others:
         lines.append("Other protocols (accuracy / 1 - NED): " + "; ".join(
@@ -288,7 +291,8 @@ def write_reports(results, eval_dir):
       results: dict with checkpoint, step, protocol, use_moving_averages, decoding (list of
         dicts), evaluated_at, and datasets: a list of dicts with name, size, accuracy,
         one_minus_ned, lexicon_accuracy, num_with_lexicon, num_empty_groundtruth, dropped
-        (dict reason -> count), images_per_sec, protocols ({"36": {...}, ...}).
+        (dict reason -> count), images_per_sec (after the first batch), protocols
+        ({"36": {...}, ...}).
       eval_dir: the evaluation folder.
 
     Returns:

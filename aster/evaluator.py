@@ -154,6 +154,7 @@ class Evaluator:
             "dropped": dropped,
             "num_dropped": int(sum(dropped.values())),
             "seconds": epoch["seconds"],
+            "first_batch_seconds": epoch["first_batch_seconds"],
             "images_per_sec": epoch["images_per_sec"],
             "batch_size": self._eval_config.batch_size,
             "ignore_groundtruth": self._eval_config.ignore_groundtruth,
@@ -211,6 +212,7 @@ class Evaluator:
         collector = _VisualCollector(config.num_visualizations, config.only_visualize_incorrect)
         count, dropped = 0, {k: 0 for k in fetches["light"]["dropped"]}
         start = time.perf_counter()
+        warm = None  # (time, images) after the first batch, which pays the one-time warm-up
         while not limit or count < limit:
             try:
                 out = sess.run(fetches["heavy"] if collector.wants_more else fetches["light"])
@@ -220,19 +222,30 @@ class Evaluator:
             n = len(out["text"]) if not limit else min(len(out["text"]), limit - count)
             gts = [b""] * n if config.ignore_groundtruth else out["groundtruth"][:n]
             for protocol, evaluation in evaluations.items():
-                evaluation.add_batch(out["text"][:n], gts, lexicons=out["lexicon"][:n],
-                                     filenames=out["filename"][:n], scores=out["scores"][:n])
+                added = evaluation.add_batch(out["text"][:n], gts, lexicons=out["lexicon"][:n],
+                                             filenames=out["filename"][:n],
+                                             scores=out["scores"][:n])
                 if protocol == config.protocol:
-                    collector.add(out, evaluation.examples[count:count + n])
+                    collector.add(out, added)
             count += n
-        seconds = time.perf_counter() - start
+            if warm is None:
+                warm = (time.perf_counter(), count)
+        end = time.perf_counter()
         return {
             "evaluations": evaluations,
             "dropped": dropped,
             "visuals": collector.select(),
-            "seconds": seconds,
-            "images_per_sec": count / seconds if seconds > 0 else 0.0,
+            "seconds": end - start,
+            "first_batch_seconds": (warm[0] - start) if warm else 0.0,
+            "images_per_sec": _throughput(start, warm, end, count),
         }
+
+
+def _throughput(start, warm, end, count):
+    """Images/s after the first batch (steady state); over the whole epoch if it had one batch."""
+    if warm is not None and count > warm[1] and end > warm[0]:
+        return (count - warm[1]) / (end - warm[0])
+    return count / (end - start) if end > start else 0.0
 
 
 class _VisualCollector:

@@ -284,3 +284,10 @@ def test_evaluate_real_tiny_model_on_tfrecords(tmp_path):
     assert 0.0 <= dataset["accuracy"] <= 1.0 and 0.0 <= dataset["one_minus_ned"] <= 1.0
     assert results["decoding"][0]["predictor"] == "Forward"
     assert dataset["examples_shown"] == [0, 1, 2, 3]
+
+
+def test_throughput_excludes_the_first_batch_when_there_are_more():
+    # 4 images in the first second (warm-up), then 60 in the next two.
+    assert evaluator._throughput(0.0, (1.0, 4), 3.0, 64) == pytest.approx(30.0)
+    assert evaluator._throughput(0.0, (2.0, 4), 2.0, 4) == pytest.approx(2.0)
+    assert evaluator._throughput(0.0, None, 0.0, 0) == 0.0

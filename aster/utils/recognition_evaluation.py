@@ -193,11 +193,15 @@ class RecognitionEvaluation:
         return result
 
     def add_batch(self, predictions, groundtruths, lexicons=None, filenames=None, scores=None):
-        """Adds parallel sequences of records (e.g. numpy arrays fetched from a batch)."""
+        """Adds parallel sequences of records (e.g. numpy arrays fetched from a batch).
+
+        Returns:
+          The list of ExampleResults added, in order.
+        """
         n = len(predictions)
         if len(groundtruths) != n:
             raise ValueError(f"{n} predictions but {len(groundtruths)} ground truths")
-        for i in range(n):
+        return [
             self.add(
                 predictions[i],
                 groundtruths[i],
@@ -205,6 +209,8 @@ class RecognitionEvaluation:
                 filename="" if filenames is None else filenames[i],
                 score=None if scores is None else scores[i],
             )
+            for i in range(n)
+        ]
 
     def result(self):
         """Returns the metrics as a JSON-ready dict.
