@@ -10,15 +10,14 @@ benchmarks/RESULTS.md.
 """
 
 import argparse
-import datetime
 import os
-import platform
 import random
 import statistics
 import sys
 import tempfile
 import time
 
+import common
 import numpy as np
 from google.protobuf import text_format
 from PIL import Image, ImageDraw, ImageFont
@@ -119,20 +118,6 @@ def time_pipeline(config, warmup, steps, runs):
     return rates, cpu_per_image, shape
 
 
-def machine():
-    model = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return f"{model}, {os.cpu_count()} cores, {platform.python_version()}", load
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--images", type=int, default=4000, help="images generated in total")
@@ -147,9 +132,9 @@ def main(argv=None):
         patterns = write_data(directory, args.images)
         print(f"wrote {args.images} PNG word images in {time.perf_counter() - start:.1f}s")
         config = load_config(patterns)
-        _, load_before = machine()
+        _, load_before = common.machine()
         rates, cpu, shape = time_pipeline(config, args.warmup, args.steps, args.runs)
-    description, load_after = machine()
+    description, load_after = common.machine()
     median, median_cpu = statistics.median(rates), statistics.median(cpu)
     # What the measured CPU cost per image allows when every core works for this pipeline.
     ceiling = os.cpu_count() * 1e6 / median_cpu
@@ -170,25 +155,16 @@ def main(argv=None):
 
 
 def _record(median, rates, cpu, description, loads, command, shape):
-    path = os.path.join(ROOT, "benchmarks", "RESULTS.md")
-    new = not os.path.exists(path)
-    with open(path, "a", encoding="utf-8") as f:
-        if new:
-            f.write("# Benchmark results\n\n")
-        f.write(
-            f"\n## Input pipeline, configs/aster_paper.config ({datetime.date.today()})\n\n"
-            f"- Figure: **{median:,.0f} images/s** (median of {len(rates)} windows: "
-            f"{', '.join(f'{r:,.0f}' for r in rates)}); batches {list(shape)}.\n"
-            f"- CPU cost: {cpu[0]:,.0f} CPU microseconds per image (all threads of the process),"
-            f" "
-            f"i.e. {cpu[1]:,.0f} images/s if every core worked for the pipeline alone.\n"
-            f"- Pipeline: 2 TFRecord readers x 4 shards of generated PNG words, decode, "
-            f"random-method resize to 64x256, string filtering (ALLCASES_SYMBOLS), 32 + 32 per "
-            f"batch, 1 clone.\n"
-            f"- Machine: {description}; load average {loads[0]:.1f} -> {loads[1]:.1f} "
-            f"(shared with other agents' jobs).\n"
-            f"- Command: `{command}`\n"
-        )
+    common.append_section("Input pipeline, configs/aster_paper.config", [
+        f"Figure: **{median:,.0f} images/s** (median of {len(rates)} windows: "
+        f"{', '.join(f'{r:,.0f}' for r in rates)}); batches {list(shape)}.",
+        f"CPU cost: {cpu[0]:,.0f} CPU microseconds per image (all threads of the process), "
+        f"i.e. {cpu[1]:,.0f} images/s if every core worked for the pipeline alone.",
+        "Pipeline: 2 TFRecord readers x 4 shards of generated PNG words, decode, random-method "
+        "resize to 64x256, string filtering (ALLCASES_SYMBOLS), 32 + 32 per batch, 1 clone.",
+        f"Machine: {description}; load average {loads[0]:.1f} -> {loads[1]:.1f}.",
+        f"Command: `{command}`",
+    ])
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from aster.meta_architectures import multi_predictors_recognition_model as mprm
 from aster.predictors import attention_predictor, ctc_predictor
 from aster.protos import model_pb2
 from aster.tf_setup import tf
-from aster.utils import config_util
+from aster.utils import config_util, model_stats
 
 CONFIGS = os.path.join(os.path.dirname(__file__), "..", "..", "configs")
 
@@ -82,34 +82,17 @@ def test_paper_config_shapes_classes_and_parameter_count():
     assert 15e6 < num_params < 30e6
 
 
-def _float_ops(graph):
-    opts = tf.profiler.ProfileOptionBuilder.float_operation()
-    opts["output"] = "none"
-    return tf.profiler.profile(graph, options=opts).total_float_ops
-
-
 @pytest.mark.slow
 def test_paper_config_forward_flops_per_image():
     """Forward FLOPs (multiply and add counted separately) of one 64x256 image: rectifier and
     encoder, plus each decoder unrolled over all 30 steps (one hypothesis; a beam of 5 costs about
     five times the decoder share)."""
-    config = _model_config("aster_paper.config")
-    with tf.Graph().as_default() as graph:
-        model = model_builder.build(config, is_training=False)
-        preds = model.predict(model.preprocess(tf.zeros([1, 64, 256, 3])))
-        del preds
-        encoder_flops = _float_ops(graph)  # decoders in while loops are not counted per step
-    with tf.Graph().as_default() as graph:
-        model = model_builder.build(config, is_training=True)
-        preds = model.predict(model.preprocess(tf.zeros([1, 64, 256, 3])))
-        model.provide_groundtruth(tf.constant(["x"]))
-        model.loss(preds)
-        total_flops = _float_ops(graph)
-    decoder_flops = total_flops - encoder_flops
-    print(f"aster_paper.config forward FLOPs per image: {total_flops / 1e9:.3f} G "
-          f"(rectifier + encoder ~{encoder_flops / 1e9:.3f} G, two 30-step decoders "
-          f"~{decoder_flops / 1e9:.3f} G)")
-    assert encoder_flops > 1e8 and decoder_flops > 1e6
+    stats = model_stats.model_stats(_model_config("aster_paper.config"), 64, 256)
+    print(f"aster_paper.config forward FLOPs per image: {stats['forward_flops'] / 1e9:.3f} G "
+          f"(rectifier + encoder ~{stats['encoder_flops'] / 1e9:.3f} G, two 30-step decoders "
+          f"~{stats['decoder_flops'] / 1e9:.3f} G)")
+    assert 1e9 < stats["encoder_flops"] < 3e9 and stats["decoder_flops"] > 1e6
+    assert stats["parameters"] == 22086216
 
 
 def test_ctc_model_builds_and_trains():

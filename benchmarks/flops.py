@@ -1,0 +1,122 @@
+"""Parameters and forward FLOPs per image of each config, this machine's float32 matmul peak, and
+each config's achieved training FLOP/s as a fraction of that peak.
+
+Training FLOPs per image are taken as 3x the forward FLOPs (forward + two backward passes), the
+usual estimate. The training step is timed on in-memory random images (input pipeline excluded),
+batch --batch_size, after --warmup steps; medians over --runs windows of --steps steps.
+
+    .venv/bin/python benchmarks/flops.py [--configs aster_paper tiny] [--record]
+"""
+
+import argparse
+import statistics
+import sys
+import time
+
+import common
+import numpy as np
+
+from aster.builders import model_builder
+from aster.tf_setup import tf
+from aster.utils import config_util, model_stats
+
+TRAIN_FLOPS_PER_FORWARD = 3.0
+
+
+def matmul_peak(size=2048, runs=5, iterations=10):
+    """Median float32 GFLOP/s of a size x size matmul chain in TensorFlow on this machine."""
+    with tf.Graph().as_default():
+        a = tf.Variable(tf.random.normal([size, size], stddev=0.01))
+        b = tf.Variable(tf.random.normal([size, size], stddev=0.01))
+        product = a
+        for _ in range(iterations):
+            product = tf.matmul(product, b)
+        result = tf.reduce_sum(product)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(result)
+            rates = []
+            for _ in range(runs):
+                start = time.perf_counter()
+                sess.run(result)
+                rates.append(2.0 * size**3 * iterations / (time.perf_counter() - start) / 1e9)
+    return statistics.median(rates)
+
+
+def train_step_rate(model_config, height, width, batch_size, warmup, steps, runs):
+    """Median images/s of model training steps (Adam) on fixed in-memory random images."""
+    rng = np.random.RandomState(0)
+    images = rng.uniform(0, 255, [batch_size, height, width, 3]).astype(np.float32)
+    words = ["".join(rng.choice(list("abcdefghij"), rng.randint(3, 9))) for _ in range(batch_size)]
+    with tf.Graph().as_default():
+        model = model_builder.build(model_config, is_training=True)
+        predictions = model.predict(model.preprocess(tf.constant(images)))
+        model.provide_groundtruth(tf.constant(words))
+        loss = tf.add_n(list(model.loss(predictions).values()))
+        with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+            train_op = tf.train.AdamOptimizer(1e-4).minimize(loss)
+        with tf.Session() as sess:
+            sess.run([tf.global_variables_initializer(), tf.tables_initializer()])
+            for _ in range(warmup):
+                sess.run(train_op)
+            rates = []
+            for _ in range(runs):
+                start = time.perf_counter()
+                for _ in range(steps):
+                    sess.run(train_op)
+                rates.append(batch_size * steps / (time.perf_counter() - start))
+    return statistics.median(rates)
+
+
+def _input_size(config):
+    model = config.model.multi_predictors_recognition_model
+    return model.input_height, model.input_width
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--configs", nargs="+", default=["aster_paper", "tiny"],
+                        help="config names under configs/ (without .config)")
+    parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--record", action="store_true", help="append to benchmarks/RESULTS.md")
+    args = parser.parse_args(argv)
+
+    peak = matmul_peak()
+    description, load = common.machine()
+    print(f"float32 matmul peak (TF, 2048x2048): {peak:,.0f} GFLOP/s; {description}, "
+          f"load {load:.1f}")
+    rows = []
+    for name in args.configs:
+        config = config_util.load_pipeline_config(f"{common.ROOT}/configs/{name}.config")
+        height, width = _input_size(config)
+        stats = model_stats.model_stats(config.model, height, width)
+        rate = train_step_rate(config.model, height, width, args.batch_size, args.warmup,
+                               args.steps, args.runs)
+        achieved = rate * TRAIN_FLOPS_PER_FORWARD * stats["forward_flops"] / 1e9
+        rows.append((name, stats, rate, achieved, achieved / peak))
+    header = ("| config | parameters | forward GFLOP/image | train images/s (batch "
+              f"{args.batch_size}, input excluded) | achieved GFLOP/s | of peak |")
+    table = [header, "|---|---:|---:|---:|---:|---:|"]
+    for name, stats, rate, achieved, fraction in rows:
+        table.append(f"| {name} | {stats['parameters']:,} | {stats['forward_flops'] / 1e9:.3f} | "
+                     f"{rate:.1f} | {achieved:.1f} | {fraction:.1%} |")
+    print("\n".join(table))
+    if args.record:
+        command = "python benchmarks/flops.py " + " ".join(argv or sys.argv[1:])
+        common.append_section("Parameters, FLOPs and fraction of matmul peak", [
+            f"Machine: {description}; load average {load:.1f} at the start.",
+            f"float32 matmul peak (TensorFlow, 2048x2048 chain, median of 5): **{peak:,.0f} "
+            "GFLOP/s**.",
+            "Forward FLOPs: TF profiler count (multiply and add counted separately) for one image, "
+            "rectifier + encoder + each decoder teacher-forced over all its steps; training "
+            f"FLOPs taken as {TRAIN_FLOPS_PER_FORWARD:g}x forward.",
+            f"Command: `{command.strip()}`",
+            "\n" + "\n".join(table),
+        ])
+
+
+if __name__ == "__main__":
+    main()
