@@ -30,3 +30,19 @@ lint: install
 clean:
 	rm -rf build dist *.egg-info aster/protos/*_pb2.py .pytest_cache .ruff_cache
 	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +
+
+# ---- train: synthetic words (generated once) -> configs/demo_cpu.config -> runs/demo_cpu -> eval.
+# Rerunning resumes from the newest checkpoint in runs/demo_cpu.
+SYNTH_DIR := data/synth
+DEMO_CONFIG := configs/demo_cpu.config
+DEMO_DIR := runs/demo_cpu
+
+$(SYNTH_DIR)/val_manifest.json: | $(STAMP)
+	$(VENV)/bin/aster-synth-words --output_dir $(SYNTH_DIR) --num_train 100000 --num_val 2000 \
+		--num_shards 8
+
+.PHONY: train
+train: install protos $(SYNTH_DIR)/val_manifest.json
+	$(VENV)/bin/aster-train --pipeline_config_path $(DEMO_CONFIG) --train_dir $(DEMO_DIR)
+	$(VENV)/bin/aster-eval --pipeline_config_path $(DEMO_CONFIG) --checkpoint_dir $(DEMO_DIR) \
+		--eval_dir $(DEMO_DIR)/eval --run_once
