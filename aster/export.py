@@ -11,9 +11,10 @@ The SavedModel (TF1 graph, tags ["serve"]) has one signature, "serving_default":
              rectified_images  [B, h, w, 3] float32 in [-1, 1] (absent without rectification)
              control_points    [B, K, 2] float32, normalised (x, y) (absent without rectification)
 
-Decoding and resizing happen in the graph: each image is decoded to RGB and resized (bilinear) to
-the model's input size (model.*.input_height x input_width); an undecodable image fails the
-whole call with InvalidArgumentError. The weights are the checkpoint's moving averages when
+Decoding and preprocessing happen in the graph: each image is decoded to RGB, passed through
+eval_config.data_preprocessing_steps (as aster-eval does) and resized (bilinear) to the model's
+input size (model.*.input_height x input_width); an undecodable image fails the whole call with
+InvalidArgumentError. The weights are the checkpoint's moving averages when
 eval_config.use_moving_averages is set. The pipeline config is copied to
 OUTPUT_DIR/pipeline.config.
 
@@ -35,6 +36,8 @@ import os
 import shutil
 import sys
 
+from aster.core import preprocessor
+from aster.core.standard_fields import InputDataFields as Fields
 from aster.core.standard_fields import PredictionFields
 from aster.tf_setup import tf
 
@@ -60,33 +63,43 @@ def model_input_size(model_config):
     return sub.input_height, sub.input_width
 
 
-def decode_and_resize(image_bytes, height, width):
+def decode_and_resize(image_bytes, height, width, steps=()):
     """Decodes a [B] string tensor of encoded images to [B, height, width, 3] float32 in [0, 255].
 
-    Each image is decoded to RGB (alpha dropped, gray expanded) and resized with bilinear
-    interpolation.
+    Each image is decoded to RGB (alpha dropped, gray expanded), passed through `steps` (the
+    eval_config.data_preprocessing_steps, as the evaluator applies them) and resized with bilinear
+    interpolation to height x width (a no-op when the steps already produced that size).
+
+    Args:
+      image_bytes: [B] string tensor of encoded images.
+      height, width: output size.
+      steps: list of (function, kwargs) preprocessing steps (preprocessor_builder.build_steps).
     """
 
     def decode_one(encoded):
         image = tf.io.decode_image(encoded, channels=3, expand_animations=False)
-        image = tf.image.resize(tf.cast(image, tf.float32), [height, width])
+        example = {Fields.image: tf.cast(image, tf.float32),
+                   Fields.groundtruth_text: tf.constant("")}  # for text steps; unused
+        image = preprocessor.preprocess(example, list(steps))[Fields.image]
+        image = tf.image.resize(image, [height, width])
         return tf.reshape(image, [height, width, 3])
 
     return tf.map_fn(decode_one, image_bytes, dtype=tf.float32, back_prop=False)
 
 
-def build_inference_graph(model, image_bytes, height, width):
-    """Builds decode -> model in the current graph; returns the serving outputs.
+def build_inference_graph(model, image_bytes, height, width, steps=()):
+    """Builds decode -> preprocessing steps -> model in the current graph; returns the outputs.
 
     Args:
       model: a RecognitionModel in inference mode.
       image_bytes: [B] string tensor of encoded images.
       height, width: the model's input size.
+      steps: the eval preprocessing steps (see decode_and_resize).
 
     Returns:
       dict with keys from OUTPUT_KEYS (those the model provides).
     """
-    images = decode_and_resize(image_bytes, height, width)
+    images = decode_and_resize(image_bytes, height, width, steps)
     predictions = model.postprocess(model.predict(model.preprocess(images)))
     return {key: tf.identity(predictions[field], name=key)
             for key, field in _PREDICTION_KEYS.items() if predictions.get(field) is not None}
@@ -111,14 +124,18 @@ class CheckpointPredictor:
           aster.eval_util.CheckpointUnavailableError: the checkpoint cannot be read.
         """
         from aster import evaluator
+        from aster.builders import preprocessor_builder
 
         height, width = model_input_size(pipeline_config.model)
+        steps = preprocessor_builder.build_steps(
+            pipeline_config.eval_config.data_preprocessing_steps)
         model_fn = model_fn or (lambda: evaluator.default_model_fn(pipeline_config.model))
         self.graph = tf.Graph()
         with self.graph.as_default():
             self.image_bytes = tf.placeholder(tf.string, [None], name=INPUT_KEY)
             before = set(tf.global_variables())
-            self.outputs = build_inference_graph(model_fn(), self.image_bytes, height, width)
+            self.outputs = build_inference_graph(model_fn(), self.image_bytes, height, width,
+                                                 steps)
             model_vars = [v for v in tf.global_variables() if v not in before]
             saver = evaluator.make_saver(
                 model_vars, checkpoint_path, pipeline_config.eval_config.use_moving_averages)

@@ -136,3 +136,20 @@ def test_export_parity_with_checkpoint_on_20_images_without_aster(tmp_path):
     np.testing.assert_allclose(loaded["scores"], expected["scores"], atol=1e-4, rtol=0)
     assert loaded["rectified_shape"][0] == 20
     assert len(set(np.round(expected["scores"], 3))) > 1  # the scores depend on the image
+
+
+def test_decode_and_resize_applies_eval_preprocessing_steps():
+    from aster.builders import preprocessor_builder
+    from aster.tf_setup import tf
+
+    config = config_util.merge_overrides(tiny_config(), """
+        eval_config { data_preprocessing_steps { rgb_to_gray { three_channels: true } } }""")
+    steps = preprocessor_builder.build_steps(config.eval_config.data_preprocessing_steps)
+    buffer = io.BytesIO()
+    Image.new("RGB", (30, 10), (200, 20, 20)).save(buffer, format="PNG")
+    with tf.Graph().as_default():
+        images = export.decode_and_resize(tf.constant([buffer.getvalue()]), 8, 16, steps)
+        with tf.Session() as sess:
+            out = sess.run(images)
+    assert out.shape == (1, 8, 16, 3)
+    assert np.allclose(out[..., 0], out[..., 1]) and out[..., 0].max() < 150  # gray, not red

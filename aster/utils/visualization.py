@@ -90,7 +90,7 @@ def _text_block(example):
     score_text = "" if score is None else f"  ({score:.2f})"
     mark = "" if correct is None else ("  OK" if correct else "  WRONG")
     return [
-        (f"pred: {example.get('prediction', '')}{score_text}", color),
+        (f"pred: {example.get('prediction') or '(empty)'}{score_text}", color),
         (f"true: {example.get('groundtruth', '')}{mark}", _NEUTRAL),
         (f"#{example.get('index', '?')} {example.get('filename', '')}", _NEUTRAL),
     ]
