@@ -46,3 +46,12 @@ train: install protos $(SYNTH_DIR)/val_manifest.json
 	$(VENV)/bin/aster-train --pipeline_config_path $(DEMO_CONFIG) --train_dir $(DEMO_DIR)
 	$(VENV)/bin/aster-eval --pipeline_config_path $(DEMO_CONFIG) --checkpoint_dir $(DEMO_DIR) \
 		--eval_dir $(DEMO_DIR)/eval --run_once
+
+# ---- eval: the newest checkpoint of `make train` on the generated validation set; prints the
+# report (also in runs/demo_cpu/eval/results.md, per checkpoint in eval/step-<step>/).
+.PHONY: eval
+eval: install protos
+	@test -n "$$(ls $(DEMO_DIR)/*.index 2>/dev/null)" || \
+		{ echo "no checkpoint in $(DEMO_DIR): run 'make train' first"; exit 1; }
+	$(VENV)/bin/aster-eval --pipeline_config_path $(DEMO_CONFIG) --checkpoint_dir $(DEMO_DIR) \
+		--eval_dir $(DEMO_DIR)/eval --run_once
