@@ -58,6 +58,9 @@ def _check_config(pipeline_config):
     if eval_config.protocol not in recognition_evaluation.PROTOCOLS:
         raise ValueError(f"eval_config.protocol is {eval_config.protocol}; expected one of "
                          f"{list(recognition_evaluation.PROTOCOLS)}")
+    if eval_config.metrics_set != "recognition_metrics":
+        raise ValueError(f"eval_config.metrics_set is {eval_config.metrics_set!r}; the only "
+                         "metric set is 'recognition_metrics'")
     if eval_config.batch_size < 1:
         raise ValueError(f"eval_config.batch_size is {eval_config.batch_size}; must be >= 1")
     if len(eval_config.dataset_name) > len(pipeline_config.eval_input_reader):

@@ -120,6 +120,8 @@ def test_bad_eval_config_raises(tmp_path):
     with pytest.raises(ValueError, match="dataset_name has 2 entries but there are only 1"):
         evaluator.Evaluator(make_config('eval_config { dataset_name: ["a", "b"] }'),
                             str(tmp_path))
+    with pytest.raises(ValueError, match="metrics_set is 'coco'"):
+        evaluator.Evaluator(make_config('eval_config { metrics_set: "coco" }'), str(tmp_path))
     with pytest.raises(ValueError, match="no eval_input_reader"):
         evaluator.Evaluator(pipeline_pb2.TrainEvalPipelineConfig(), str(tmp_path))
 
@@ -291,3 +293,16 @@ def test_throughput_excludes_the_first_batch_when_there_are_more():
     assert evaluator._throughput(0.0, (1.0, 4), 3.0, 64) == pytest.approx(30.0)
     assert evaluator._throughput(0.0, (2.0, 4), 2.0, 4) == pytest.approx(2.0)
     assert evaluator._throughput(0.0, None, 0.0, 0) == 0.0
+
+
+def test_ignore_groundtruth_evaluates_newest_once_without_accuracy(tmp_path):
+    train = str(tmp_path / "train")
+    for step in (1, 2):
+        write_checkpoint(train, step, 7.0)
+    config = make_config("eval_config { ignore_groundtruth: true }")
+    (results,) = run(config, tmp_path / "eval", checkpoint_dir=train)
+    (dataset,) = results["datasets"]
+    assert results["step"] == 2 and dataset["ignore_groundtruth"] is True
+    assert dataset["accuracy"] is None and dataset["num_empty_groundtruth"] == dataset["size"]
+    rows = (tmp_path / "eval" / "step-2" / "predictions-bench_a.tsv").read_text().splitlines()
+    assert len(rows) == 7 and rows[1].split("\t")[3] == "7"
