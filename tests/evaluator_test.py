@@ -146,7 +146,7 @@ def test_run_once_evaluates_only_the_newest(tmp_path):
 def test_loop_evaluates_checkpoints_written_while_polling_in_order(tmp_path):
     train = str(tmp_path / "train")
     os.makedirs(train)
-    config = make_config("train_config { num_steps: 30 }")
+    config = make_config("train_config { num_steps: 30 } eval_config { eval_timeout_secs: 60 }")
 
     def writer():
         for step in (10, 20, 30):
@@ -175,7 +175,7 @@ def test_loop_skips_checkpoint_deleted_before_its_turn_with_log(tmp_path, caplog
                 if name.startswith(os.path.basename(paths[1]) + "."):
                     os.remove(os.path.join(train, name))
 
-    config = make_config("train_config { num_steps: 3 }")
+    config = make_config("train_config { num_steps: 3 } eval_config { eval_timeout_secs: 60 }")
     with caplog.at_level(logging.WARNING):
         results = run(config, tmp_path / "eval", checkpoint_dir=train, on_result=on_result)
     assert [r["step"] for r in results] == [1, 3]
