@@ -22,24 +22,13 @@ import argparse
 import io
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
 
+import common  # benchmarks/common.py (scripts run as python benchmarks/<name>.py)
 import numpy as np
-
-
-def _cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def _write_data_and_checkpoint(config, folder, num_images):
@@ -159,7 +148,7 @@ def main(argv=None):
     model_rates, cpu_rates = _measure_model(config, args)
     result = {
         "config": args.config,
-        "cpu": _cpu_model(),
+        "cpu": common.cpu_model(),
         "cores": os.cpu_count(),
         "evaluator": _summary(evaluator_rates, b),
         "model": _summary(model_rates, b),
