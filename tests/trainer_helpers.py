@@ -88,12 +88,19 @@ TINY_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 WORDS = ["cat", "house", "go", "street", "a", "ninety", "tree", "boats"]
 
 
-def write_records(path, count=32, size=(16, 40), seed=0):
-    """Writes `count` coloured-noise PNG word records; returns the path."""
+def write_records(path, count=32, size=(16, 40), seed=0, learnable=False):
+    """Writes `count` coloured-noise PNG word records; returns the path.
+
+    With `learnable`, the image's brightness encodes the word's length (plus a little noise), so
+    the stand-in model can fit its length target and its loss falls close to zero.
+    """
     rng = np.random.RandomState(seed)
     examples = []
     for i in range(count):
         pixels = rng.randint(0, 255, size=(size[0], size[1], 3), dtype=np.uint8)
+        if learnable:
+            level = 30 * len(WORDS[i % len(WORDS)])
+            pixels = np.clip(level + pixels // 16, 0, 255).astype(np.uint8)
         buffer = io.BytesIO()
         Image.fromarray(pixels).save(buffer, format="PNG")
         examples.append(tfrecord_utils.make_example(buffer.getvalue(), WORDS[i % len(WORDS)],

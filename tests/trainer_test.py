@@ -64,7 +64,8 @@ def test_train_writes_checkpoints_summaries_config_and_trace(records, tmp_path):
     assert expected <= {t.split("/image/")[0] for t in tags}
 
 
-def test_loss_falls(records, tmp_path):
+def test_loss_falls(tmp_path):
+    records = helpers.write_records(tmp_path / "learnable.tfrecord", learnable=True)
     losses = []
 
     class _Record(tf.train.SessionRunHook):
@@ -74,8 +75,12 @@ def test_loss_falls(records, tmp_path):
         def after_run(self, run_context, run_values):
             losses.append(run_values.results)
 
-    _train(records, tmp_path, "num_steps: 30 save_summaries_steps: 0", extra_hooks=[_Record()])
-    assert np.mean(losses[-5:]) < 0.3 * np.mean(losses[:3])
+    adam = ("adam_optimizer { learning_rate { constant_learning_rate { learning_rate: 0.01 } } } "
+            "use_moving_average: false")
+    _train(records, tmp_path / "train", "num_steps: 60 save_summaries_steps: 0", optimizer=adam,
+           extra_hooks=[_Record()])
+    # Medians, not means: one batch of four can be far off the trend.
+    assert np.median(losses[-10:]) < 0.2 * np.median(losses[:3]), losses
 
 
 def test_two_cpu_clones_train_and_share_variables(records, tmp_path):
