@@ -69,8 +69,10 @@ def test_freeze_drops_matching_gradients():
 def test_frozen_variable_does_not_change_in_training():
     with tf.Graph().as_default():
         x = tf.constant(np.random.RandomState(0).randn(4, 3).astype(np.float32))
-        h = slim.fully_connected(x, 3, scope="encoder")
-        out = slim.fully_connected(h, 1, scope="head")
+        # Linear layers: with a ReLU the random init can leave every hidden unit dead, and then
+        # the head gets no gradient either.
+        h = slim.fully_connected(x, 3, activation_fn=None, scope="encoder")
+        out = slim.fully_connected(h, 1, activation_fn=None, scope="head")
         loss = tf.reduce_mean(tf.square(out - 1.0))
         optimizer = tf.train.GradientDescentOptimizer(0.1)
         grads_and_vars = variables_helper.freeze_gradients_matching_regex(
