@@ -21,6 +21,7 @@ import numpy as np
 from PIL import Image
 
 from aster.tf_setup import tf
+from aster.utils import cli_logging
 
 
 class SavedModelPredictor:
@@ -126,7 +127,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.batch_size < 1:
         parser.error(f"--batch_size must be >= 1, got {args.batch_size}")
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    cli_logging.configure(logging.WARNING, "%(levelname)s %(message)s")
     from aster import eval_util, export
 
     try:

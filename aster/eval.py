@@ -15,10 +15,10 @@ Exit status: 0 on success, 1 on a config, checkpoint or data problem (the messag
 """
 
 import argparse
-import logging
 import sys
 
 from aster.config_cli import add_override_flags, load_with_overrides
+from aster.utils import cli_logging
 
 
 def build_parser():
@@ -37,7 +37,7 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    cli_logging.configure()
     from aster import eval_util, evaluator
     from aster.utils import config_util
 

@@ -40,6 +40,7 @@ from aster.core import preprocessor
 from aster.core.standard_fields import InputDataFields as Fields
 from aster.core.standard_fields import PredictionFields
 from aster.tf_setup import tf
+from aster.utils import cli_logging
 
 logger = logging.getLogger(__name__)
 
@@ -244,7 +245,7 @@ def resolve_checkpoint(checkpoint_path, pipeline_config_path, config_override=""
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    cli_logging.configure()
     from aster import eval_util
 
     try:
