@@ -130,8 +130,9 @@ def _parse_args(argv):
 def _load_config(args):
     config = config_util.load_pipeline_config(args.pipeline_config_path)
     config = config_util.merge_overrides(config, args.config_override or None, args.set)
-    # Input files are checked by the input builder (eval readers need not exist for training).
-    config_util.validate(config)
+    # The training files must exist now, before any graph is built (a missing one used to
+    # surface as a traceback from the input builder); eval readers need not exist for training.
+    config_util.validate(config, check_files="train")
     return config
 
 

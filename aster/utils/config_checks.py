@@ -6,6 +6,7 @@ find_problems() returns human-readable problems, each starting with the field pa
 
 import glob
 import os
+import re
 
 from aster.core import charsets
 
@@ -32,7 +33,13 @@ class _Problems(list):
 
 
 def find_problems(config, check_files=False):
-    """Returns the list of problems in a TrainEvalPipelineConfig (empty when valid)."""
+    """Returns the list of problems in a TrainEvalPipelineConfig (empty when valid).
+
+    Args:
+      config: pipeline_pb2.TrainEvalPipelineConfig.
+      check_files: True: every reader's input paths must match files; "train": only the
+        train_input_readers' (training needs no eval files); False: none.
+    """
     problems = _Problems()
     if config.HasField("model"):
         _check_model(config.model, "model", problems)
@@ -41,11 +48,13 @@ def find_problems(config, check_files=False):
     if config.HasField("train_config") or config.train_input_reader:
         _check_train(config, problems)
     for i, reader in enumerate(config.train_input_reader):
-        _check_reader(reader, f"train_input_reader[{i}]", problems, check_files)
+        _check_reader(reader, f"train_input_reader[{i}]", problems, bool(check_files))
     for i, reader in enumerate(config.eval_input_reader):
-        _check_reader(reader, f"eval_input_reader[{i}]", problems, check_files)
+        _check_reader(reader, f"eval_input_reader[{i}]", problems, check_files is True)
     for i, step in enumerate(config.eval_config.data_preprocessing_steps):
         _check_step(step, f"eval_config.data_preprocessing_steps[{i}]", problems)
+    _check_eval(config, problems)
+    _check_fields(config, "", problems)
     return list(problems)
 
 
@@ -145,12 +154,15 @@ def _check_label_map(label_map, path, problems):
 
 
 def _check_charset(charset, path, problems):
-    if charset.WhichOneof("source_oneof") != "text_string":
-        return
+    source = charset.WhichOneof("source_oneof")
     try:
-        charsets.from_text_string(charset.text_string, f"{path}.text_string")
+        if source == "text_string":
+            charsets.from_text_string(charset.text_string, f"{path}.text_string")
+        elif source == "text_file":  # part of the model's definition: needed to build it
+            charsets.from_text_file(charset.text_file)
     except ValueError as e:
-        problems.append(str(e))
+        message = str(e)
+        problems.append(message if message.startswith(path) else f"{path}.{source}: {message}")
 
 
 # --------------------------------------------------------------------------- training and data
@@ -232,3 +244,199 @@ def _check_reader(reader, path, problems, check_files):
             for pattern in (p.strip() for p in value.split(",") if p.strip()):
                 problems.require(bool(glob.glob(pattern)) or os.path.exists(pattern), field,
                                  f"{pattern!r} matches no file")
+
+
+# --------------------------------------------------------------------------- generic field rules
+
+# (message type, field) -> (predicate, message). Applied wherever the message appears in the
+# config tree, so a rule covers e.g. every BatchNorm of every hyperparams. Only values that a
+# builder or TensorFlow would reject, or that make training meaningless (a negative interval),
+# are listed: zero is allowed where it means "off" or "no limit".
+def _ge(low):
+    return (lambda v: v >= low), f"must be >= {low}"
+
+
+def _gt(low):
+    return (lambda v: v > low), f"must be > {low}"
+
+
+def _within(low, high):
+    return (lambda v: low <= v <= high), f"must be in [{low}, {high}]"
+
+
+_FIELD_RULES = {
+    ("BatchNorm", "decay"): _within(0.0, 1.0),
+    ("BatchNorm", "epsilon"): _gt(0.0),
+    ("L1Regularizer", "weight"): _ge(0.0),
+    ("L2Regularizer", "weight"): _ge(0.0),
+    ("TruncatedNormalInitializer", "stddev"): _gt(0.0),
+    ("VarianceScalingInitializer", "factor"): _gt(0.0),
+    ("OrthogonalInitializer", "gain"): _gt(0.0),
+    ("SequenceCrossEntropyLoss", "weight"): _ge(0.0),
+    ("SequenceCrossEntropyLoss", "label_smoothing"): _within(0.0, 0.999),
+    ("L2RegressionLoss", "weight"): _ge(0.0),
+    ("CtcPredictor", "loss_weight"): _ge(0.0),
+    ("ConstantLearningRate", "learning_rate"): _gt(0.0),
+    ("ExponentialDecayLearningRate", "initial_learning_rate"): _gt(0.0),
+    ("ExponentialDecayLearningRate", "decay_steps"): _gt(0),
+    ("ExponentialDecayLearningRate", "decay_factor"): _gt(0.0),
+    ("ManualStepLearningRate", "initial_learning_rate"): _gt(0.0),
+    ("LearningRateSchedule", "learning_rate"): _gt(0.0),
+    ("CosineDecayLearningRate", "learning_rate_base"): _gt(0.0),
+    ("CosineDecayLearningRate", "total_steps"): _gt(0),
+    ("CosineDecayLearningRate", "warmup_learning_rate"): _ge(0.0),
+    ("CosineDecayLearningRate", "min_learning_rate"): _ge(0.0),
+    ("MomentumOptimizer", "momentum_optimizer_value"): _within(0.0, 1.0),
+    ("RMSPropOptimizer", "momentum_optimizer_value"): _within(0.0, 1.0),
+    ("RMSPropOptimizer", "decay"): _within(0.0, 1.0),
+    ("RMSPropOptimizer", "epsilon"): _gt(0.0),
+    ("AdadeltaOptimizer", "rho"): _within(0.0, 1.0),
+    ("AdamWOptimizer", "weight_decay"): _ge(0.0),
+    ("AdamWOptimizer", "beta1"): _within(0.0, 1.0),
+    ("AdamWOptimizer", "beta2"): _within(0.0, 1.0),
+    ("AdamWOptimizer", "epsilon"): _gt(0.0),
+    ("TrainConfig", "save_checkpoint_steps"): _ge(0),
+    ("TrainConfig", "save_summaries_steps"): _ge(0),
+    ("TrainConfig", "log_every_n_steps"): _ge(0),
+    ("TrainConfig", "max_checkpoints_to_keep"): _ge(0),
+    ("TrainConfig", "profile_at_step"): _ge(0),
+    ("TrainConfig", "eval_every_n_steps"): _ge(0),
+    ("TrainConfig", "num_image_summaries"): _ge(0),
+    ("TrainConfig", "worker_recovery_wait_secs"): _ge(0.0),
+    ("TrainConfig", "operation_timeout_ms"): _ge(0),
+    ("TrainConfig", "clip_gradients_by_global_norm"): _ge(0.0),
+    ("TrainConfig", "startup_delay_steps"): _ge(0.0),
+    ("EvalConfig", "batch_size"): _gt(0),
+    ("BidirectionalRnn", "num_output_units"): _ge(0),
+    ("ResNet", "block_depths"): _gt(0),
+    ("RandomRotation", "max_angle"): _within(0.0, 180.0),
+    ("RandomPerspective", "max_shift"): _within(0.0, 0.5),
+    ("RandomCurveWarp", "max_amplitude"): _within(0.0, 0.5),
+    ("RandomCurveWarp", "min_periods"): _ge(0.0),
+    ("RandomGaussianBlur", "min_sigma"): _ge(0.0),
+    ("RandomGaussianNoise", "min_stddev"): _ge(0.0),
+    ("RandomJpegQuality", "min_quality"): _within(0, 100),
+    ("RandomJpegQuality", "max_quality"): _within(0, 100),
+    ("RandomCropPad", "max_crop"): _within(0.0, 0.9),
+    ("RandomCropPad", "max_pad"): _ge(0.0),
+    ("RandomAdjustBrightness", "max_delta"): _ge(0.0),
+    ("RandomAdjustHue", "max_delta"): _within(0.0, 0.5),
+    ("RandomAdjustContrast", "min_delta"): _ge(0.0),
+    ("RandomAdjustSaturation", "min_delta"): _ge(0.0),
+    ("RandomPixelValueScale", "minval"): _ge(0.0),
+}
+
+# (message type, low field, high field): low must not exceed high.
+_ORDERED_PAIRS = (
+    ("UniformInitializer", "minval", "maxval"),
+    ("RandomCurveWarp", "min_periods", "max_periods"),
+    ("RandomGaussianBlur", "min_sigma", "max_sigma"),
+    ("RandomGaussianNoise", "min_stddev", "max_stddev"),
+    ("RandomJpegQuality", "min_quality", "max_quality"),
+)
+
+_REGEX_FIELDS = {("TrainConfig", "freeze_variables"), ("TrainConfig", "fine_tune_skip_regexes"),
+                 ("GradientMultiplier", "regex")}
+
+
+def _check_fields(message, path, problems):
+    """Applies _FIELD_RULES, _ORDERED_PAIRS and regex checks everywhere under `message`."""
+    name = message.DESCRIPTOR.name
+    for field, value in message.ListFields():
+        f_path = f"{path}.{field.name}" if path else field.name
+        values = list(value) if field.is_repeated else [value]
+        for i, item in enumerate(values):
+            i_path = f"{f_path}[{i}]" if field.is_repeated else f_path
+            if field.message_type is not None:
+                _check_fields(item, i_path, problems)
+                continue
+            rule = _FIELD_RULES.get((name, field.name))
+            if rule is not None:
+                ok, text = rule
+                problems.require(ok(item), i_path, f"{text}, got {item}")
+            if (name, field.name) in _REGEX_FIELDS:
+                try:
+                    re.compile(item)
+                except re.error as e:
+                    problems.append(f"{i_path}: {item!r} is not a valid regular expression: {e}")
+    for kind, low, high in _ORDERED_PAIRS:
+        if name == kind and getattr(message, low) > getattr(message, high):
+            problems.append(f"{path}.{low}: {getattr(message, low)} is greater than {high} "
+                            f"{getattr(message, high)}")
+
+
+# --------------------------------------------------------------------------- parse error location
+
+_TOKENS = re.compile(r'\s+|#[^\n]*|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[\w.+-]+|.',
+                     re.DOTALL)
+
+
+def path_at(text, line, column, root):
+    """The field path (`a.b[1].c`) of the field whose name or value is at line:column of `text`.
+
+    Used to name the field of a text-format parse error (a wrong type, an unknown enum value);
+    protobuf's own message gives only the line and column.
+
+    Args:
+      text: text-format config.
+      line, column: 1-based position of the error (as protobuf reports it).
+      root: descriptor of the top message.
+
+    Returns:
+      The path, or "" when the position is before any field.
+    """
+    offsets, total = [], 0
+    for row in text.split("\n"):
+        offsets.append(total)
+        total += len(row) + 1
+    limit = offsets[min(line, len(offsets)) - 1] + max(column - 1, 0) if offsets else 0
+    # Stack entries: (descriptor or None, path, {field name: occurrences so far}).
+    stack = [(root, "", {})]
+    last_path, pending = "", None
+    for match in _TOKENS.finditer(text):
+        if match.start() > limit:
+            break
+        token = match.group()
+        if token.isspace() or token.startswith("#"):
+            continue
+        desc, path, counts = stack[-1]
+        if token in ("{", "<"):
+            child = desc.fields_by_name.get(pending) if desc is not None and pending else None
+            stack.append((child.message_type if child is not None else None, last_path, {}))
+            pending = None
+        elif token in ("}", ">"):
+            if len(stack) > 1:
+                stack.pop()
+            pending = None
+        elif token in (":", "[", "]", ","):
+            continue
+        elif pending is None and re.fullmatch(r"[A-Za-z_]\w*", token):
+            field = desc.fields_by_name.get(token) if desc is not None else None
+            name = f"{path}.{token}" if path else token
+            if field is not None and field.is_repeated:
+                counts[token] = counts.get(token, -1) + 1
+                name = f"{name}[{counts[token]}]"
+            last_path, pending = name, token
+        else:
+            pending = None  # a value ends the field
+    return last_path
+
+
+# --------------------------------------------------------------------------- evaluation
+
+_PROTOCOLS = (36, 62, 94)
+_METRICS_SETS = ("recognition_metrics",)
+
+
+def _check_eval(config, problems):
+    """What aster-eval would refuse, caught before training starts (eval_config is optional)."""
+    if not config.HasField("eval_config"):
+        return
+    eval_config = config.eval_config
+    problems.require(eval_config.protocol in _PROTOCOLS, "eval_config.protocol",
+                     f"{eval_config.protocol} is not one of {list(_PROTOCOLS)}")
+    problems.require(eval_config.metrics_set in _METRICS_SETS, "eval_config.metrics_set",
+                     f"{eval_config.metrics_set!r} is not one of {list(_METRICS_SETS)}")
+    names, readers = len(eval_config.dataset_name), len(config.eval_input_reader)
+    problems.require(names <= readers, "eval_config.dataset_name",
+                     f"has {names} entries but there are only {readers} eval_input_readers")

@@ -111,7 +111,15 @@ def _parse_text(text, message, source):
     try:
         text_format.Merge(text, message)
     except text_format.ParseError as e:
-        raise ConfigError(f"{source}: {_explain_parse_error(str(e), message.DESCRIPTOR)}") from None
+        explained = _explain_parse_error(str(e), message.DESCRIPTOR)
+        match = _LOCATION.match(str(e))
+        if match:  # name the field: protobuf's message gives only the line and column
+            path = config_checks.path_at(text, int(match.group(1)), int(match.group(2)),
+                                         message.DESCRIPTOR)
+            if path:
+                location, _, rest = explained.partition(": ")
+                explained = f"{location}: {path}: {rest}"
+        raise ConfigError(f"{source}: {explained}") from None
 
 
 def _explain_parse_error(raw, root):
@@ -393,7 +401,8 @@ def validate(config, check_files=False):
 
     Args:
       config: pipeline_pb2.TrainEvalPipelineConfig.
-      check_files: also require every input path / glob to match an existing file.
+      check_files: also require every input path / glob to match an existing file (True), or
+        only those of the train_input_readers ("train").
 
     Raises:
       ConfigError: the first problem found, naming its field path and value.
