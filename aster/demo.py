@@ -20,6 +20,7 @@ import sys
 import numpy as np
 from PIL import Image
 
+from aster.data_decoders.tf_example_decoder import MAX_PIXELS
 from aster.tf_setup import tf
 from aster.utils import cli_logging
 
@@ -58,6 +59,9 @@ def read_images(paths):
             with open(path, "rb") as f:
                 data = f.read()
             with Image.open(io.BytesIO(data)) as image:
+                if image.width * image.height > MAX_PIXELS:  # a decompression bomb: no load()
+                    raise ValueError(f"{image.width}x{image.height} pixels is more than "
+                                     f"{MAX_PIXELS}")
                 image.load()
         except (OSError, ValueError, Image.DecompressionBombError) as e:
             errors.append(f"{path}: cannot read the image ({e})")

@@ -39,6 +39,8 @@ import sys
 from aster.core import preprocessor
 from aster.core.standard_fields import InputDataFields as Fields
 from aster.core.standard_fields import PredictionFields
+from aster.data_decoders import tf_example_decoder
+from aster.data_decoders.tf_example_decoder import MAX_PIXELS
 from aster.tf_setup import tf
 from aster.utils import cli_logging
 
@@ -78,7 +80,12 @@ def decode_and_resize(image_bytes, height, width, steps=()):
     """
 
     def decode_one(encoded):
-        image = tf.io.decode_image(encoded, channels=3, expand_animations=False)
+        # Refuse decompression bombs from their header before decoding allocates the pixels.
+        guard = tf.debugging.assert_less_equal(
+            tf_example_decoder.declared_pixels(encoded), tf.constant(MAX_PIXELS, tf.int64),
+            message=f"image declares more than {MAX_PIXELS} pixels; refused")
+        with tf.control_dependencies([guard]):
+            image = tf.io.decode_image(encoded, channels=3, expand_animations=False)
         example = {Fields.image: tf.cast(image, tf.float32),
                    Fields.groundtruth_text: tf.constant("")}  # for text steps; unused
         image = preprocessor.preprocess(example, list(steps))[Fields.image]
