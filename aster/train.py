@@ -22,7 +22,7 @@ import sys
 
 from aster import trainer
 from aster.tf_setup import tf
-from aster.utils import config_util, model_deploy
+from aster.utils import config_util, hooks, model_deploy
 
 _LOG = logging.getLogger("aster.train")
 
@@ -180,7 +180,7 @@ def main(argv=None, build_model=None):
     try:
         trainer.train(config, args.train_dir, deploy, master=server.target if server else "",
                       task=info.task_index, is_chief=info.is_chief, build_model=build_model)
-    except trainer.NonFiniteLossError as error:
+    except (trainer.NonFiniteLossError, hooks.CheckpointWriteError) as error:
         print(f"aster-train: error: {error}", file=sys.stderr)
         return 1
     finally:

@@ -18,6 +18,19 @@ _LOG = logging.getLogger("aster.trainer")
 CHECKPOINT_BASENAME = "model.ckpt"
 
 
+def _reason(error):
+    """The informative line of an error (TF's first line is often "Graph execution error:")."""
+    text = error.message if isinstance(error, tf.errors.OpError) else str(error)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    # "Graph execution error: / Detected at node ... / <stack> / Node: 'x' / <the message>"
+    after_node = [b for a, b in zip(lines, lines[1:], strict=False) if a.startswith("Node:")]
+    return (after_node or lines or [type(error).__name__])[0]
+
+
+class CheckpointWriteError(RuntimeError):
+    """A checkpoint could not be written (e.g. the disk is full); the previous one is intact."""
+
+
 class CheckpointHook(tf.train.SessionRunHook):
     """Saves `model.ckpt-<step>` when either interval has passed, at start and at the end.
 
@@ -78,8 +91,14 @@ class CheckpointHook(tf.train.SessionRunHook):
         return bool(self._save_secs) and time.time() - self._last_time >= self._save_secs
 
     def _save(self, session, step):
-        path = self._saver.save(session, os.path.join(self._dir, CHECKPOINT_BASENAME),
-                                global_step=step, write_meta_graph=not self._meta_graph_written)
+        try:
+            path = self._saver.save(session, os.path.join(self._dir, CHECKPOINT_BASENAME),
+                                    global_step=step, write_meta_graph=not self._meta_graph_written)
+        except (tf.errors.OpError, OSError) as error:  # a full disk, a lost mount, permissions
+            raise CheckpointWriteError(
+                f"writing checkpoint {CHECKPOINT_BASENAME}-{step} in {self._dir} failed: "
+                f"{_reason(error)}. The newest complete checkpoint is "
+                f"{tf.train.latest_checkpoint(self._dir) or '(none)'}") from error
         self._meta_graph_written = True
         self._last_step, self._last_time = int(step), time.time()
         _LOG.info("saved checkpoint %s", path)
