@@ -55,3 +55,11 @@ eval: install protos
 		{ echo "no checkpoint in $(DEMO_DIR): run 'make train' first"; exit 1; }
 	$(VENV)/bin/aster-eval --pipeline_config_path $(DEMO_CONFIG) --checkpoint_dir $(DEMO_DIR) \
 		--eval_dir $(DEMO_DIR)/eval --run_once
+
+# ---- reliability: every fault case of SPEC section 9 at full size (five SIGKILLs, a 20-minute soak
+# of demo_cpu.config; SOAK_MINUTES=5 for a shorter one, 0 to reuse the last), then rewrites the
+# table in docs/RELIABILITY.md. The CI-sized part runs in `make test` (tests/reliability/).
+SOAK_MINUTES ?= 20
+.PHONY: reliability
+reliability: install protos
+	$(PY) tests/reliability/report.py --kills 5 --soak_minutes $(SOAK_MINUTES)
