@@ -74,6 +74,13 @@ setup(
     extras_require={
         "lmdb": ["lmdb>=1.4"],
         "dev": ["pytest>=8", "ruff==0.17.6", "lmdb>=1.4", "scipy>=1.11", "grpcio-tools==1.85.1"],
+        # Font families for aster-synth-words (found by aster/tools/fonts.py in the installed
+        # font-* distributions): `make train` installs them so that training sees 11 families and
+        # validation 3 unseen ones. SIL OFL / Apache 2.0 fonts, no dependencies.
+        "fonts": ["font-caladea==0.0.2", "font-fjallaone==0.1.7", "font-fredoka-one==0.0.4",
+                  "font-hanken-grotesk==0.0.2", "font-lato==0.1.0", "font-manrope==0.0.2",
+                  "font-rhd==0.1.3", "font-roboto==0.0.1", "font-source-sans-pro==0.0.1",
+                  "font-source-serif-pro==0.0.1"],
     },
     entry_points={
         "console_scripts": [

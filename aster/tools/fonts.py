@@ -5,13 +5,16 @@ uses every font that can draw a-z, A-Z and 0-9, and a validation split that mean
 holds out whole families (a held-out file whose sibling weights are in training proves nothing).
 
 Search order: explicit `font_dirs`, then /usr/share/fonts, /usr/local/share/fonts, ~/.fonts,
-~/.local/share/fonts, then fonts shipped inside installed Python packages (matplotlib,
-reportlab, ...). Debian packages such as fonts-dejavu, fonts-liberation, fonts-freefont-ttf and
-fonts-noto-core add many families.
+~/.local/share/fonts, then fonts shipped inside installed Python packages: known ones (matplotlib,
+reportlab, ...) and every installed distribution named `font-*` / `fonts-*` on PyPI (font-lato,
+font-roboto, ...; `pip install -e '.[fonts]'` installs a set of them, `make train` does so).
+Debian packages such as fonts-dejavu, fonts-liberation, fonts-freefont-ttf and fonts-noto-core
+add many families.
 """
 
 import dataclasses
 import glob
+import importlib.metadata
 import importlib.util
 import os
 import string
@@ -45,6 +48,23 @@ class NoFontsError(ValueError):
     """No font on the machine can render the required characters."""
 
 
+def distribution_font_files():
+    """Font files shipped by installed distributions named font-* or fonts-* (PyPI font packages).
+
+    Returns:
+      list of absolute paths of the .ttf/.otf/.ttc files those distributions installed.
+    """
+    paths = []
+    for dist in importlib.metadata.distributions():
+        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        if not name.startswith(("font-", "fonts-")):
+            continue
+        for file in dist.files or ():
+            if str(file).lower().endswith(_EXTENSIONS):
+                paths.append(str(dist.locate_file(file)))
+    return paths
+
+
 def candidate_files(font_dirs=()):
     """Returns sorted, de-duplicated font file paths found in font_dirs, system and package dirs."""
     dirs = [os.path.expanduser(d) for d in (*font_dirs, *SYSTEM_FONT_DIRS)]
@@ -57,6 +77,9 @@ def candidate_files(font_dirs=()):
         for ext in _EXTENSIONS:
             for path in glob.glob(os.path.join(directory, "**", "*" + ext), recursive=True):
                 found.setdefault(os.path.realpath(path), None)
+    for path in distribution_font_files():
+        if os.path.isfile(path):
+            found.setdefault(os.path.realpath(path), None)
     return sorted(found)
 
 

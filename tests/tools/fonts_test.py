@@ -76,3 +76,32 @@ def test_split_fonts_single_family_holds_out_files():
 def test_split_fonts_single_file_is_shared():
     train, val, note = fonts.split_fonts(_fake("A", 1))
     assert train == val and "share it" in note
+
+
+class _FakeDistribution:
+    """Stands in for an importlib.metadata.Distribution installed under `root`."""
+
+    def __init__(self, name, root, files):
+        self.metadata = {"Name": name}
+        self.files = files
+        self._root = root
+
+    def locate_file(self, file):
+        return self._root / file
+
+
+def test_candidate_files_include_font_distributions(tmp_path, monkeypatch):
+    (tmp_path / "font_x" / "files").mkdir(parents=True)
+    (tmp_path / "font_x" / "files" / "X-Regular.ttf").write_bytes(b"")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "Y.ttf").write_bytes(b"")
+    distributions = [
+        _FakeDistribution("font_x", tmp_path, ["font_x/__init__.py", "font_x/files/X-Regular.ttf",
+                                               "font_x/files/Missing.otf"]),
+        _FakeDistribution("other-package", tmp_path, ["other/Y.ttf"]),
+    ]
+    monkeypatch.setattr(fonts.importlib.metadata, "distributions", lambda: distributions)
+    monkeypatch.setattr(fonts, "SYSTEM_FONT_DIRS", ())
+    monkeypatch.setattr(fonts, "PACKAGE_FONT_DIRS", ())
+    found = fonts.candidate_files()
+    assert found == [str((tmp_path / "font_x" / "files" / "X-Regular.ttf").resolve())]
