@@ -22,7 +22,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
-_RATE = re.compile(r"step (\d+)/\S*, loss \S+, ([\d.]+) images/s")
+_RATE = re.compile(r"step (\d+)(?:/\d+)?, loss \S+, ([\d.]+) images/s")
 
 
 def _rss_mb(pid):
