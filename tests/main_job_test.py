@@ -49,8 +49,8 @@ def test_demo_config_is_valid_and_reads_make_train_data():
     config = config_util.load_pipeline_config(DEMO)
     config_util.validate(config)
     synth_dir = _makefile_variable("SYNTH_DIR")
-    paths = [config.train_input_reader[0].tf_record_input_reader.input_path[0],
-             config.eval_input_reader[0].tf_record_input_reader.input_path[0]]
+    paths = [config.train_input_reader[0].tf_record_input_reader.input_path,
+             config.eval_input_reader[0].tf_record_input_reader.input_path]
     assert all(path.startswith(synth_dir + "/") for path in paths), paths
     model = config.model.multi_predictors_recognition_model
     assert model.HasField("spatial_transformer")
