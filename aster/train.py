@@ -22,7 +22,7 @@ import sys
 
 from aster import trainer
 from aster.tf_setup import tf
-from aster.utils import config_util, hooks, model_deploy
+from aster.utils import cli_logging, config_util, hooks, model_deploy
 
 _LOG = logging.getLogger("aster.train")
 
@@ -159,8 +159,7 @@ def main(argv=None, build_model=None):
       argv: command-line arguments (default sys.argv[1:]).
       build_model: optional model builder replacing model_builder.build (tests).
     """
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: "
-                        "%(message)s")
+    cli_logging.configure()
     args = _parse_args(sys.argv[1:] if argv is None else argv)
     try:
         config = _load_config(args)
