@@ -15,6 +15,7 @@ import os
 import re
 
 from aster.builders import input_reader_builder, optimizer_builder
+from aster.core import session_options
 from aster.core.standard_fields import InputDataFields
 from aster.tf_setup import tf
 from aster.utils import config_util, hooks, model_deploy, variables_helper
@@ -189,7 +190,10 @@ def _chief_hooks(train_config, train_dir, saver, scaffold, total_loss, images_pe
 
 
 def _session_config(deploy_config, train_config):
-    config = deploy_config.session_config()
+    config = session_options.configure(
+        deploy_config.session_config(), intra_op_threads=train_config.intra_op_threads,
+        inter_op_threads=train_config.inter_op_threads, bfloat16=train_config.bfloat16,
+        xla_jit=train_config.xla_jit)
     if deploy_config.num_ps_tasks > 0:
         config.device_filters.extend([f"/job:{deploy_config.ps_job_name}",
                                       deploy_config.worker_device])
@@ -231,7 +235,7 @@ def _log_startup(deploy_config, clones, model_variables):
 
 
 def train(pipeline_config, train_dir, deploy_config=None, master="", task=0, is_chief=True,
-          build_model=None, extra_hooks=()):
+          build_model=None, extra_hooks=(), build_batch_queue=None):
     """Builds the training graph and runs it until train_config.num_steps.
 
     Args:
@@ -244,6 +248,9 @@ def train(pipeline_config, train_dir, deploy_config=None, master="", task=0, is_
       build_model: callable(model_config, is_training) -> RecognitionModel; default
         aster.builders.model_builder.build.
       extra_hooks: more SessionRunHooks for the training session.
+      build_batch_queue: callable(train_input_readers, train_config, num_clones) -> an object
+        whose dequeue() gives one clone's batch dict (benchmarks feed in-memory batches);
+        default input_reader_builder.build_batch_queue.
 
     Raises:
       NonFiniteLossError: a loss became NaN or Inf (the newest checkpoint is the last good one).
@@ -263,7 +270,7 @@ def train(pipeline_config, train_dir, deploy_config=None, master="", task=0, is_
 
         # ---- Inputs, on the inputs device.
         with tf.device(deploy_config.inputs_device()):
-            batch_queue = input_reader_builder.build_batch_queue(
+            batch_queue = (build_batch_queue or input_reader_builder.build_batch_queue)(
                 pipeline_config.train_input_reader, train_config, deploy_config.num_clones)
 
         # ---- Model clones.
@@ -289,7 +296,8 @@ def train(pipeline_config, train_dir, deploy_config=None, master="", task=0, is_
             checks = _loss_checks(clones, total_loss) if train_config.check_loss_numerics else []
             train_op, updates_norm = _train_op(
                 optimizer, grads_and_vars, global_step, total_loss, update_ops, checks,
-                track_updates=deploy_config.num_ps_tasks == 0)
+                track_updates=(deploy_config.num_ps_tasks == 0
+                               and train_config.summarize_update_norm))
 
         # ---- Summaries.
         add_summaries(clones, total_loss, grads_and_vars, updates_norm,

@@ -12,8 +12,9 @@ import trainer_helpers as helpers
 from google.protobuf import text_format
 
 from aster import trainer
+from aster.core import session_options
 from aster.tf_setup import tf
-from aster.utils import config_util, hooks
+from aster.utils import config_util, hooks, model_deploy
 
 
 @pytest.fixture(scope="module")
@@ -173,3 +174,32 @@ def test_gradient_hooks_in_trainer(records, tmp_path):
         grads = _gradient_hooks([(tf.constant([2.0]), tf.get_variable("x/biases", [1]))], config)
         with tf.Session() as sess:
             np.testing.assert_allclose(sess.run(grads[0][0]), [3.0])  # 20 clipped to 3
+
+
+def test_speed_options_reach_the_session_config():
+    config = helpers.pipeline_config("unused.tfrecord", extra_train=(
+        "intra_op_threads: 1 inter_op_threads: 2 bfloat16: true xla_jit: false"))
+    session = trainer._session_config(model_deploy.DeploymentConfig(), config.train_config)
+    assert session.intra_op_parallelism_threads == 1
+    assert session.inter_op_parallelism_threads == 2
+    assert session_options.bfloat16_enabled(session) == session_options.cpu_supports_bfloat16()
+
+
+def test_bfloat16_training_keeps_float32_variables_and_finite_loss(records, tmp_path):
+    losses = []
+
+    class _Record(tf.train.SessionRunHook):
+        def before_run(self, run_context):
+            return tf.train.SessionRunArgs(tf.get_default_graph().get_tensor_by_name("train_op:0"))
+
+        def after_run(self, run_context, run_values):
+            losses.append(run_values.results)
+
+    _train(records, tmp_path, "num_steps: 3 bfloat16: true summarize_update_norm: false",
+           extra_hooks=[_Record()])
+    assert len(losses) == 3 and all(np.isfinite(losses))
+    assert all(np.asarray(v).dtype == np.float32 for v in losses)
+    values = _values(_checkpoint(tmp_path))
+    assert all(v.dtype in (np.float32, np.int64) for v in values.values())
+    tags = _summary_tags(tmp_path)
+    assert "global_norm/gradients" in tags and "global_norm/updates" not in tags

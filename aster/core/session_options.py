@@ -1,0 +1,92 @@
+"""Speed settings of a session's ConfigProto: thread pools, bfloat16 mixed precision, XLA JIT.
+
+    config = session_options.configure(tf.ConfigProto(), intra_op_threads=0, inter_op_threads=0,
+                                       bfloat16=True, xla_jit=False)
+
+None of them changes the model's math beyond rounding:
+* Thread pools: intra-op (threads inside one op, e.g. a convolution) and inter-op (ops run at the
+  same time); 0 means one thread per core present (os.cpu_count()). The first session of a process
+  fixes them for the whole process.
+* bfloat16: Grappler's oneDNN auto mixed precision pass rewrites the graph so that matmuls,
+  convolutions (forward and backward), batch norm and the element-wise ops between them run in
+  bfloat16; variables, their updates and numerically sensitive ops (softmax cross-entropy, log,
+  exp, reductions of the loss) stay float32, and every tensor fetched keeps its float32 dtype.
+  Worth it only on CPUs with native bfloat16 (AVX-512 BF16 or AMX); elsewhere it is skipped with a
+  warning (emulated bfloat16 is slower than float32).
+* XLA JIT: auto-clustering of the whole graph (global_jit_level ON_1). On CPUs TensorFlow only
+  clusters when TF_XLA_FLAGS contains --tf_xla_cpu_global_jit, which `configure` adds to the
+  environment (read when the first session is created).
+"""
+
+import logging
+import os
+
+from aster.tf_setup import tf
+
+_LOG = logging.getLogger("aster.session_options")
+BFLOAT16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
+_XLA_CPU_FLAG = "--tf_xla_cpu_global_jit"
+
+
+def cpu_flags(path="/proc/cpuinfo"):
+    """The CPU feature flags of the first processor in /proc/cpuinfo (empty set if unreadable)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def cpu_supports_bfloat16(flags=None):
+    """Whether the CPU computes bfloat16 natively (AVX-512 BF16 or AMX BF16)."""
+    flags = cpu_flags() if flags is None else flags
+    return any(flag in flags for flag in BFLOAT16_CPU_FLAGS)
+
+
+def configure(config, intra_op_threads=0, inter_op_threads=0, bfloat16=False, xla_jit=False,
+              flags=None):
+    """Sets the speed options on a ConfigProto in place and returns it.
+
+    Args:
+      config: tf.ConfigProto.
+      intra_op_threads: int >= 0, threads inside one op; 0: os.cpu_count().
+      inter_op_threads: int >= 0, ops run concurrently; 0: os.cpu_count().
+      bfloat16: bool, turn on oneDNN bfloat16 auto mixed precision (if the CPU supports it).
+      xla_jit: bool, XLA auto-clustering of the graph.
+      flags: CPU flags to decide bfloat16 support (default: read /proc/cpuinfo); for tests.
+
+    Returns:
+      config.
+
+    Raises:
+      ValueError: a negative thread count.
+    """
+    for name, value in (("intra_op_threads", intra_op_threads),
+                        ("inter_op_threads", inter_op_threads)):
+        if value < 0:
+            raise ValueError(f"{name}: must be >= 0 (0 = one per core), got {value}")
+    cores = os.cpu_count() or 1
+    config.intra_op_parallelism_threads = intra_op_threads or cores
+    config.inter_op_parallelism_threads = inter_op_threads or cores
+    rewrite = config.graph_options.rewrite_options
+    if bfloat16:
+        if cpu_supports_bfloat16(flags):
+            rewrite.auto_mixed_precision_onednn_bfloat16 = type(rewrite).ON
+        else:
+            _LOG.warning("bfloat16 mixed precision requested but this CPU has none of %s; "
+                         "running in float32", ", ".join(BFLOAT16_CPU_FLAGS))
+    if xla_jit:
+        xla_flags = os.environ.get("TF_XLA_FLAGS", "")
+        if _XLA_CPU_FLAG not in xla_flags:
+            os.environ["TF_XLA_FLAGS"] = f"{xla_flags} {_XLA_CPU_FLAG}".strip()
+        config.graph_options.optimizer_options.global_jit_level = tf.OptimizerOptions.ON_1
+    return config
+
+
+def bfloat16_enabled(config):
+    """Whether `config` has the bfloat16 auto mixed precision pass on."""
+    rewrite = config.graph_options.rewrite_options
+    return rewrite.auto_mixed_precision_onednn_bfloat16 == type(rewrite).ON

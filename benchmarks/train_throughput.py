@@ -1,0 +1,285 @@
+"""Images/s of the training step: the real trainer (aster.trainer.train) with and without input.
+
+    .venv/bin/python benchmarks/train_throughput.py [--configs aster_paper demo_cpu crnn_ctc]
+        [--clones 1 2] [--warmup 3] [--steps 6] [--set FIELD=VALUE ...] [--record]
+
+For each config and clone count one subprocess (the device count and the thread pools are fixed
+per process) runs trainer.train twice:
+
+* input included: the config's pipeline (BatchQueue over generated TFRecords of random 32x100 PNG
+  word images, the config's augmentations and queue sizes), its optimizer, summaries and hooks;
+* input excluded: the same trainer fed one fixed in-memory batch (preprocessed size, no queue).
+
+The step time is taken by a hook around every session.run after --warmup steps; the figure is the
+median over --steps steps (robust to a load spike on a shared machine), with the process CPU time
+per image as the load-independent companion. Clones are logical CPU devices (they share the thread
+pools). Checkpoints and in-training evaluation are off; summaries follow the config.
+
+`--variants name:FIELD=VALUE;FIELD=VALUE ...` compares settings in the same process, alternating
+them --repeats times (medians of the repeats), e.g.
+`--variants fp32: bf16:train_config.bfloat16=true`.
+"""
+
+import argparse
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import common  # benchmarks/common.py (scripts run as python benchmarks/<name>.py)
+import numpy as np
+
+DEFAULT_CONFIGS = ("aster_paper", "demo_cpu", "crnn_ctc")
+WORDS = ("hello", "world", "text", "scene", "reading", "aster", "robust", "attention", "42",
+         "spline", "crnn", "word")
+
+
+def write_records(path, num_images=256, height=32, width=100, seed=0):
+    """A TFRecord of random-noise word images with random lower-case words; returns path."""
+    from PIL import Image
+
+    from aster.tools import tfrecord_utils
+
+    rng = np.random.default_rng(seed)
+    examples = []
+    for i in range(num_images):
+        buffer = io.BytesIO()
+        pixels = rng.integers(0, 255, (height, width, 3), dtype=np.uint8)
+        Image.fromarray(pixels).save(buffer, "PNG")
+        examples.append(tfrecord_utils.make_example(buffer.getvalue(), WORDS[i % len(WORDS)],
+                                                    "png", filename=f"{i}.png"))
+    tfrecord_utils.write_tfrecords(examples, path)
+    return path
+
+
+class InMemoryBatches:
+    """Stands in for the BatchQueue: every dequeue() gives the same constant batch."""
+
+    def __init__(self, batch_size, height, width, seed=0):
+        rng = np.random.default_rng(seed)
+        self._images = rng.uniform(0, 255, [batch_size, height, width, 3]).astype(np.float32)
+        self._words = [WORDS[i % len(WORDS)] for i in range(batch_size)]
+
+    def dequeue(self):
+        from aster.core.standard_fields import InputDataFields as F
+        from aster.tf_setup import tf
+
+        n = len(self._words)
+        return {F.image: tf.constant(self._images), F.groundtruth_text: tf.constant(self._words),
+                F.filename: tf.constant([""] * n), F.lexicon: tf.constant([""] * n)}
+
+
+def _step_timer(warmup):
+    from aster.tf_setup import tf
+
+    class StepTimer(tf.train.SessionRunHook):
+        """Wall and process-CPU seconds of every session.run after `warmup` runs."""
+
+        def __init__(self):
+            self.wall, self.cpu, self._runs = [], [], 0
+
+        def before_run(self, run_context):
+            self._start = (time.perf_counter(), time.process_time())
+
+        def after_run(self, run_context, run_values):
+            self._runs += 1
+            if self._runs > warmup:
+                self.wall.append(time.perf_counter() - self._start[0])
+                self.cpu.append(time.process_time() - self._start[1])
+
+    return StepTimer()
+
+
+def model_input_size(config):
+    """(height, width) the model's preprocess() resizes to."""
+    model = config.model.multi_predictors_recognition_model
+    return model.input_height, model.input_width
+
+
+def prepare_config(config, batch_size=0, overrides=(), record=None, steps=10):
+    """A copy of `config` for a short timed run (checkpoints, eval and progress lines off).
+
+    batch_size > 0 replaces the total batch (split evenly across the train_input_readers).
+    """
+    from aster.utils import config_util
+
+    assignments = [f"train_config.num_steps={steps}", "train_config.save_checkpoint_secs=0",
+                   "train_config.save_checkpoint_steps=0", "train_config.eval_every_n_steps=0",
+                   "train_config.log_every_n_steps=0", *overrides]
+    config = config_util.merge_overrides(config, assignments=assignments)
+    train_config = config.train_config
+    if batch_size > 0:
+        readers = len(train_config.batch_size)
+        del train_config.batch_size[:]
+        train_config.batch_size.extend([batch_size // readers] * readers)
+    if record is not None:
+        for reader in config.train_input_reader:
+            reader.tf_record_input_reader.input_path = record
+    return config
+
+
+def time_training(config, num_clones=1, in_memory=True, warmup=3, steps=6, record=None):
+    """Runs trainer.train on `config` for warmup + steps steps.
+
+    Returns:
+      dict: images_per_sec (batch / median step time), cpu_ms_per_image (median), batch_size,
+      step_seconds (all timed steps).
+    """
+    from aster import trainer
+    from aster.utils import model_deploy
+
+    batch_size = sum(config.train_config.batch_size)
+    config = prepare_config(config, record=record, steps=warmup + steps)
+    height, width = model_input_size(config)
+    build_queue = None
+    if in_memory:
+        def build_queue(readers, train_config, clones):
+            del readers, train_config
+            return InMemoryBatches(batch_size // clones, height, width)
+    timer = _step_timer(warmup)
+    deploy = model_deploy.DeploymentConfig(num_clones=num_clones, clone_on_cpu=num_clones > 1)
+    with tempfile.TemporaryDirectory() as train_dir:
+        trainer.train(config, train_dir, deploy, extra_hooks=[timer],
+                      build_batch_queue=build_queue)
+    return {"images_per_sec": batch_size / statistics.median(timer.wall),
+            "cpu_ms_per_image": 1e3 * statistics.median(timer.cpu) / batch_size,
+            "batch_size": batch_size, "step_seconds": timer.wall}
+
+
+def _parse_variant(text):
+    name, _, assignments = text.partition(":")
+    return name, [a for a in assignments.split(";") if a]
+
+
+def _worker(args):
+    """One process: one config and clone count; prints one JSON line per measurement."""
+    from aster.utils import config_util
+
+    config = config_util.load_pipeline_config(os.path.join(common.ROOT, "configs",
+                                                           f"{args.configs[0]}.config"))
+    config = prepare_config(config, args.batch_size, args.set)
+    variants = [_parse_variant(v) for v in args.variants] or [("", [])]
+    with tempfile.TemporaryDirectory() as folder:
+        record = write_records(os.path.join(folder, "train.tfrecord"))
+        for repeat in range(args.repeats):
+            for name, overrides in variants:
+                run_config = prepare_config(config, overrides=overrides)
+                for in_memory in ((True, False) if args.input == "both" else
+                                  (args.input == "excluded",)):
+                    load = os.getloadavg()[0]
+                    result = time_training(run_config, args.clones[0], in_memory, args.warmup,
+                                           args.steps, record)
+                    result.update(config=args.configs[0], clones=args.clones[0], variant=name,
+                                  input="excluded" if in_memory else "included",
+                                  repeat=repeat, load=load)
+                    print("RESULT " + json.dumps(result), flush=True)
+
+
+def _run_workers(args, argv):
+    """Runs one subprocess per (config, clones); returns the parsed results."""
+    results, skipped = [], []
+    passthrough = []
+    for flag in ("warmup", "steps", "repeats", "batch_size", "input"):
+        passthrough += [f"--{flag}", str(getattr(args, flag))]
+    for assignment in args.set:
+        passthrough += ["--set", assignment]
+    if args.variants:
+        passthrough += ["--variants", *args.variants]
+    for name in args.configs:
+        if not os.path.exists(os.path.join(common.ROOT, "configs", f"{name}.config")):
+            skipped.append(name)
+            print(f"skipping {name}: configs/{name}.config does not exist", flush=True)
+            continue
+        for clones in args.clones:
+            command = [sys.executable, os.path.abspath(__file__), "--worker", "--configs", name,
+                       "--clones", str(clones), *passthrough]
+            out = subprocess.run(command, capture_output=True, text=True, check=False)
+            lines = [line[7:] for line in out.stdout.splitlines() if line.startswith("RESULT ")]
+            if out.returncode or not lines:
+                print(out.stderr[-3000:], file=sys.stderr)
+                raise SystemExit(f"{name} with {clones} clone(s) failed (rc {out.returncode})")
+            for line in lines:
+                result = json.loads(line)
+                results.append(result)
+                print(f"{name} clones={clones} {result['variant'] or '-'} input "
+                      f"{result['input']}: {result['images_per_sec']:.1f} images/s, "
+                      f"{result['cpu_ms_per_image']:.1f} CPU ms/image (load "
+                      f"{result['load']:.1f})", flush=True)
+    del argv
+    return results, skipped
+
+
+def summarize(results):
+    """Median over repeats per (config, clones, variant, input): list of table rows."""
+    groups = {}
+    for r in results:
+        key = (r["config"], r["clones"], r["variant"], r["input"])
+        groups.setdefault(key, []).append(r)
+    rows = []
+    for (config, clones, variant, input_mode), rs in groups.items():
+        rows.append({"config": config, "clones": clones, "variant": variant, "input": input_mode,
+                     "batch_size": rs[0]["batch_size"],
+                     "images_per_sec": statistics.median(r["images_per_sec"] for r in rs),
+                     "cpu_ms_per_image": statistics.median(r["cpu_ms_per_image"] for r in rs),
+                     "runs": len(rs)})
+    return rows
+
+
+def table(rows):
+    lines = ["| config | clones | variant | input | batch | images/s (median) | "
+             "CPU ms/image | runs |", "|---|---:|---|---|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['config']} | {r['clones']} | {r['variant'] or '-'} | {r['input']} | "
+                     f"{r['batch_size']} | {r['images_per_sec']:.1f} | "
+                     f"{r['cpu_ms_per_image']:.1f} | {r['runs']} |")
+    return lines
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--configs", nargs="+", default=list(DEFAULT_CONFIGS),
+                        help="config names under configs/ (without .config)")
+    parser.add_argument("--clones", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--warmup", type=int, default=3, help="untimed steps first")
+    parser.add_argument("--steps", type=int, default=6, help="timed steps (median)")
+    parser.add_argument("--repeats", type=int, default=1, help="alternations of the variants")
+    parser.add_argument("--batch_size", type=int, default=0,
+                        help="total batch per step; 0: the config's")
+    parser.add_argument("--input", choices=("both", "included", "excluded"), default="both")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="config assignment for every run (config_util syntax)")
+    parser.add_argument("--variants", nargs="+", default=[],
+                        help="name:FIELD=VALUE;... settings compared in the same process")
+    parser.add_argument("--record", action="store_true", help="append to benchmarks/RESULTS.md")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        _worker(args)
+        return
+    description, load = common.machine()
+    print(f"{description}; load average {load:.1f}", flush=True)
+    results, skipped = _run_workers(args, argv)
+    lines = table(summarize(results))
+    print("\n".join(lines))
+    if args.record:
+        end_load = os.getloadavg()[0]
+        notes = [f"Machine: {description}; load average {load:.1f} at the start, "
+                 f"{end_load:.1f} at the end (shared with other jobs).",
+                 "Command: `python benchmarks/train_throughput.py " + " ".join(argv) + "`",
+                 f"Median of {args.steps} steps after {args.warmup} warm-up steps per run; "
+                 "input included = trainer with the BatchQueue on generated TFRecords, excluded "
+                 "= the same trainer on one in-memory batch; 2 clones = 2 logical CPU devices "
+                 "sharing the thread pools."]
+        if skipped:
+            notes.append("Skipped (config missing when run): " + ", ".join(skipped) + ".")
+        common.append_section("Training throughput (train_throughput.py)",
+                              notes + ["\n" + "\n".join(lines)])
+
+
+if __name__ == "__main__":
+    main()
