@@ -11,6 +11,12 @@ Distributed (TensorFlow's ps/worker runtime): set TF_CONFIG in each process, e.g
 The chief is the "chief" (or "master") task when the cluster has one, else worker 0; it
 initializes, writes checkpoints and summaries. ps tasks serve the variables and exit once every
 worker has finished (each worker signals them at its end).
+
+A lost ps task stops the workers: TensorFlow would wait for it without a time limit (its session
+recovery closes the broken session, which blocks on the dead task). Each worker probes the ps
+addresses every second; once a ps task that was up refuses connections for
+train_config.operation_timeout_ms (60 s when 0), the worker exits 1 with an error naming the task,
+its address and the newest checkpoint. A ps restarted within that time is recovered as usual.
 """
 
 import argparse
@@ -18,7 +24,10 @@ import collections
 import json
 import logging
 import os
+import socket
 import sys
+import threading
+import time
 
 from aster import trainer
 from aster.tf_setup import tf
@@ -33,6 +42,9 @@ ClusterInfo = collections.namedtuple("ClusterInfo", [
 ])
 
 LOCAL = ClusterInfo(None, "chief", 0, True, 1, 0, 0)
+
+# Seconds a ps task may refuse connections before the workers stop, when operation_timeout_ms is 0.
+DEFAULT_PS_LOST_SECS = 60.0
 
 
 def parse_tf_config(text):
@@ -113,6 +125,95 @@ def _signal_done(server, info, timeout_ms=60000):
             session.run(ops)
 
 
+def _newest_checkpoint(train_dir):
+    try:
+        return tf.train.latest_checkpoint(train_dir) or "(none saved)"
+    except (tf.errors.OpError, ValueError):
+        return "(unreadable)"
+
+
+def _probe(address, timeout=2.0):
+    """Opens (and closes) a TCP connection to host:port; returns None or the reason it failed."""
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            return None
+    except (OSError, ValueError) as error:
+        return str(error) or type(error).__name__
+
+
+class PsWatchdog(threading.Thread):
+    """Ends this worker with an error when a ps task that was up stays unreachable.
+
+    Args:
+      ps_addresses: host:port of each ps task (index = task index).
+      lost_after_secs: how long a ps task may refuse connections before it counts as lost.
+      train_dir: where the newest checkpoint is looked up for the message.
+      poll_secs: interval between probes.
+      on_lost: callable(message) run once a task is lost; default: print the message and
+        os._exit(1) (the main thread may be blocked inside TensorFlow, waiting on the dead task).
+      probe, clock: injectable for tests (probe(address) -> None or the failure reason).
+    """
+
+    def __init__(self, ps_addresses, lost_after_secs, train_dir, poll_secs=1.0, on_lost=None,
+                 probe=_probe, clock=time.monotonic):
+        super().__init__(name="ps-watchdog", daemon=True)
+        self._addresses = list(ps_addresses)
+        self._lost_after = max(float(lost_after_secs), poll_secs)
+        self._train_dir = train_dir
+        self._poll = poll_secs
+        self._on_lost = on_lost or _exit_lost
+        self._probe, self._clock = probe, clock
+        self._seen_up = [False] * len(self._addresses)
+        self._down_since = [None] * len(self._addresses)
+        self._stop_event = threading.Event()
+
+    def check(self):
+        """Probes every ps task once; returns the error message of a lost one, or None."""
+        now = self._clock()
+        for index, address in enumerate(self._addresses):
+            reason = self._probe(address)
+            if reason is None:
+                self._seen_up[index], self._down_since[index] = True, None
+                continue
+            if not self._seen_up[index]:  # not started yet: TensorFlow waits for it
+                continue
+            if self._down_since[index] is None:
+                self._down_since[index] = now
+                _LOG.warning("ps task %d (%s) unreachable: %s", index, address, reason)
+            if now - self._down_since[index] >= self._lost_after:
+                return (f"lost ps task {index} ({address}): unreachable for "
+                        f"{now - self._down_since[index]:.0f} s ({reason}); training stopped. "
+                        f"The newest checkpoint is {_newest_checkpoint(self._train_dir)}")
+        return None
+
+    def run(self):
+        while not self._stop_event.wait(self._poll):
+            message = self.check()
+            if message:
+                self._on_lost(message)
+                return
+
+    def stop(self):
+        self._stop_event.set()
+
+
+def _exit_lost(message):
+    print(f"aster-train: error: {message}", file=sys.stderr, flush=True)
+    logging.shutdown()
+    os._exit(1)
+
+
+def _cluster_error_message(error, info, train_dir):
+    """The message for a TensorFlow error that broke the cluster, naming the ps tasks down."""
+    down = [(i, a) for i, a in enumerate(info.cluster.get("ps", [])) if _probe(a, 1.0)]
+    where = ", ".join(f"ps task {i} ({a})" for i, a in down) or "a task of the cluster"
+    detail = (error.message or "").strip().splitlines()
+    return (f"lost connection to {where}: {type(error).__name__}: "
+            f"{detail[0] if detail else ''}; training stopped. The newest checkpoint is "
+            f"{_newest_checkpoint(train_dir)}")
+
+
 def _parse_args(argv):
     parser = argparse.ArgumentParser(prog="aster-train", description=__doc__.splitlines()[0])
     parser.add_argument("--pipeline_config_path", required=True, help="text-format pipeline config")
@@ -176,15 +277,33 @@ def main(argv=None, build_model=None):
         print(f"aster-train: error: {error}", file=sys.stderr)
         return 2
     server = _start_server(info, deploy.session_config()) if info.cluster else None
+    watchdog = None
+    if info.num_ps_tasks:
+        timeout_ms = config.train_config.operation_timeout_ms
+        watchdog = PsWatchdog(info.cluster["ps"],
+                              timeout_ms / 1000 if timeout_ms > 0 else DEFAULT_PS_LOST_SECS,
+                              args.train_dir)
+        watchdog.start()
+    lost = False
     try:
         trainer.train(config, args.train_dir, deploy, master=server.target if server else "",
                       task=info.task_index, is_chief=info.is_chief, build_model=build_model)
     except (trainer.NonFiniteLossError, hooks.CheckpointWriteError) as error:
         print(f"aster-train: error: {error}", file=sys.stderr)
         return 1
+    except (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
+            tf.errors.AbortedError) as error:
+        if not info.cluster:
+            raise
+        lost = True
+        print(f"aster-train: error: {_cluster_error_message(error, info, args.train_dir)}",
+              file=sys.stderr)
+        return 1
     finally:
-        if server is not None and info.num_ps_tasks:
-            _signal_done(server, info)
+        if watchdog is not None:  # the watchdog still guards the signal (a dead ps blocks it)
+            if not lost:
+                _signal_done(server, info)
+            watchdog.stop()
     return 0
 
 
