@@ -74,3 +74,18 @@ SOAK_MINUTES ?= 20
 .PHONY: reliability
 reliability: install protos
 	$(PY) tests/reliability/report.py --kills 5 --soak_minutes $(SOAK_MINUTES)
+
+# ---- bench: every benchmark script with short settings (tens of minutes on 2 shared cores).
+# Figures print as tables; `make bench BENCH_FLAGS=--record` also appends them to
+# benchmarks/RESULTS.md. A config missing from configs/ is skipped with a note.
+BENCH_FLAGS ?=
+
+.PHONY: bench
+bench: install protos
+	$(PY) benchmarks/flops.py --configs aster_paper demo_cpu --batch_size 32 --warmup 2 \
+		--steps 3 $(BENCH_FLAGS)
+	$(PY) benchmarks/train_throughput.py --configs aster_paper demo_cpu crnn_ctc --clones 1 2 \
+		--warmup 2 --steps 4 $(BENCH_FLAGS)
+	$(PY) benchmarks/inference.py --config aster_paper --repeats 5 $(BENCH_FLAGS)
+	$(PY) benchmarks/eval_batching.py --repeats 1 $(BENCH_FLAGS)
+	$(PY) benchmarks/input_pipeline.py --runs 3 --steps 30 --warmup 10 $(BENCH_FLAGS)

@@ -2,8 +2,9 @@
 each config's achieved training FLOP/s as a fraction of that peak.
 
 Training FLOPs per image are taken as 3x the forward FLOPs (forward + two backward passes), the
-usual estimate. The training step is timed on in-memory random images (input pipeline excluded),
-batch --batch_size, after --warmup steps; medians over --runs windows of --steps steps.
+usual estimate. The training step is the real trainer's (benchmarks/train_throughput.py timing) on
+an in-memory batch of --batch_size images (input pipeline excluded): the median of --steps steps
+after --warmup steps.
 
     .venv/bin/python benchmarks/flops.py [--configs aster_paper tiny] [--record]
 """
@@ -14,9 +15,8 @@ import sys
 import time
 
 import common
-import numpy as np
+import train_throughput
 
-from aster.builders import model_builder
 from aster.tf_setup import tf
 from aster.utils import config_util, model_stats
 
@@ -43,29 +43,12 @@ def matmul_peak(size=2048, runs=5, iterations=10):
     return statistics.median(rates)
 
 
-def train_step_rate(model_config, height, width, batch_size, warmup, steps, runs):
-    """Median images/s of model training steps (Adam) on fixed in-memory random images."""
-    rng = np.random.RandomState(0)
-    images = rng.uniform(0, 255, [batch_size, height, width, 3]).astype(np.float32)
-    words = ["".join(rng.choice(list("abcdefghij"), rng.randint(3, 9))) for _ in range(batch_size)]
-    with tf.Graph().as_default():
-        model = model_builder.build(model_config, is_training=True)
-        predictions = model.predict(model.preprocess(tf.constant(images)))
-        model.provide_groundtruth(tf.constant(words))
-        loss = tf.add_n(list(model.loss(predictions).values()))
-        with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
-            train_op = tf.train.AdamOptimizer(1e-4).minimize(loss)
-        with tf.Session() as sess:
-            sess.run([tf.global_variables_initializer(), tf.tables_initializer()])
-            for _ in range(warmup):
-                sess.run(train_op)
-            rates = []
-            for _ in range(runs):
-                start = time.perf_counter()
-                for _ in range(steps):
-                    sess.run(train_op)
-                rates.append(batch_size * steps / (time.perf_counter() - start))
-    return statistics.median(rates)
+def train_step_rate(config, batch_size, warmup, steps):
+    """Median images/s of the trainer's step on in-memory batches (train_throughput's timing:
+    the config's optimizer, summaries and hooks, input pipeline excluded)."""
+    config = train_throughput.prepare_config(config, batch_size=batch_size)
+    return train_throughput.time_training(config, num_clones=1, in_memory=True, warmup=warmup,
+                                          steps=steps)["images_per_sec"]
 
 
 def _input_size(config):
@@ -79,8 +62,7 @@ def main(argv=None):
                         help="config names under configs/ (without .config)")
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=3)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--record", action="store_true", help="append to benchmarks/RESULTS.md")
     args = parser.parse_args(argv)
 
@@ -93,8 +75,7 @@ def main(argv=None):
         config = config_util.load_pipeline_config(f"{common.ROOT}/configs/{name}.config")
         height, width = _input_size(config)
         stats = model_stats.model_stats(config.model, height, width)
-        rate = train_step_rate(config.model, height, width, args.batch_size, args.warmup,
-                               args.steps, args.runs)
+        rate = train_step_rate(config, args.batch_size, args.warmup, args.steps)
         achieved = rate * TRAIN_FLOPS_PER_FORWARD * stats["forward_flops"] / 1e9
         rows.append((name, stats, rate, achieved, achieved / peak))
     header = ("| config | parameters | forward GFLOP/image | train images/s (batch "

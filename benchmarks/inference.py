@@ -1,0 +1,187 @@
+"""Inference speed: batch-1 latency and batch-64 throughput, greedy and beam search, from a
+checkpoint (aster.export.CheckpointPredictor) and from the exported SavedModel.
+
+    .venv/bin/python benchmarks/inference.py [--config aster_paper] [--beam_widths 1 5]
+        [--batch_size 64] [--repeats 5] [--record]
+
+Inputs are encoded PNG bytes of random 64x256 images (decode and resize included, as in serving).
+Two checkpoints of the config's model, both with random weights:
+
+* worst case: random decoders rarely emit EOS, so every sequence runs all max_num_steps steps;
+* early EOS: the same weights with each decoder's EOS output bias raised by +30, so every
+  sequence ends at its first step. Its much lower latency shows that decoding stops as soon as
+  every sequence has ended (greedy and beam search while loops check it each step).
+
+Batch 1: median latency of --repeats single-image calls after one warm-up call. Batch N: median
+images/s of --repeats calls. The decoders' beam_width is overridden for both predictors (1 =
+greedy). Prints a table; --record appends it to benchmarks/RESULTS.md.
+"""
+
+import argparse
+import io
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import common  # benchmarks/common.py (scripts run as python benchmarks/<name>.py)
+import numpy as np
+
+EOS_LABEL = 1
+EOS_BIAS = 30.0
+
+
+def encoded_images(count, height=64, width=256, seed=0):
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    images = []
+    for _ in range(count):
+        buffer = io.BytesIO()
+        Image.fromarray(rng.integers(0, 255, (height, width, 3), dtype=np.uint8)).save(buffer,
+                                                                                       "PNG")
+        images.append(buffer.getvalue())
+    return images
+
+
+def random_checkpoints(config, folder):
+    """Saves random weights as `worst` and the same with EOS-favouring decoders as `early_eos`."""
+    from aster import evaluator, export
+    from aster.tf_setup import tf
+
+    height, width = export.model_input_size(config.model)
+    paths = {}
+    with tf.Graph().as_default():
+        model = evaluator.default_model_fn(config.model)
+        model.postprocess(model.predict(model.preprocess(tf.zeros([1, height, width, 3]))))
+        biases = [v for v in tf.global_variables() if v.op.name.endswith("output/bias")]
+        eos = [tf.compat.v1.assign(v, v + EOS_BIAS * tf.one_hot(EOS_LABEL, v.shape[0]))
+               for v in biases]
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            paths["worst case"] = saver.save(sess, os.path.join(folder, "worst", "model.ckpt"),
+                                             global_step=1, write_meta_graph=False)
+            sess.run(eos)
+            paths["early EOS"] = saver.save(sess, os.path.join(folder, "eos", "model.ckpt"),
+                                            global_step=1, write_meta_graph=False)
+    return paths
+
+
+class SavedModelPredictor:
+    """The exported SavedModel in a tf.compat.v1 session (the serving signature's tensors)."""
+
+    def __init__(self, export_dir):
+        from aster import export
+        from aster.tf_setup import tf
+
+        self.graph = tf.Graph()
+        self.session = tf.Session(graph=self.graph)
+        meta = tf.saved_model.loader.load(self.session, [tf.saved_model.SERVING], export_dir)
+        signature = meta.signature_def[export.SIGNATURE_KEY]
+        self._input = self.graph.get_tensor_by_name(signature.inputs[export.INPUT_KEY].name)
+        self._outputs = {k: self.graph.get_tensor_by_name(v.name)
+                         for k, v in signature.outputs.items()}
+
+    def predict(self, encoded):
+        return self.session.run(self._outputs, {self._input: list(encoded)})
+
+    def close(self):
+        self.session.close()
+
+
+def measure(predictor, images, batch_size, repeats):
+    """(batch-1 median latency in ms, batch-N median images/s)."""
+    predictor.predict(images[:1])
+    latencies = []
+    for i in range(repeats):
+        start = time.perf_counter()
+        predictor.predict(images[i % len(images):i % len(images) + 1])
+        latencies.append(time.perf_counter() - start)
+    batch = images[:batch_size]
+    predictor.predict(batch)
+    rates = []
+    for _ in range(max(1, repeats // 2)):
+        start = time.perf_counter()
+        predictor.predict(batch)
+        rates.append(len(batch) / (time.perf_counter() - start))
+    return 1e3 * statistics.median(latencies), statistics.median(rates)
+
+
+def _beam_config(config, beam_width):
+    from aster.utils import config_util
+
+    model = config.model.multi_predictors_recognition_model
+    assignments = [f"model.multi_predictors_recognition_model.predictor[{i}]."
+                   f"attention_predictor.beam_width={beam_width}"
+                   for i, p in enumerate(model.predictor)
+                   if p.WhichOneof("predictor_oneof") == "attention_predictor"]
+    return config_util.merge_overrides(config, assignments=assignments)
+
+
+def run(config, args, folder):
+    """Returns table rows (weights, decoder, source, latency ms, images/s)."""
+    from aster import export
+
+    images = encoded_images(max(args.batch_size, args.repeats))
+    checkpoints = random_checkpoints(config, folder)
+    rows = []
+    for weights, checkpoint in checkpoints.items():
+        for beam_width in args.beam_widths:
+            beam = _beam_config(config, beam_width)
+            decoder = "greedy" if beam_width == 1 else f"beam {beam_width}"
+            with export.CheckpointPredictor(beam, checkpoint) as predictor:
+                rows.append((weights, decoder, "checkpoint",
+                             *measure(predictor, images, args.batch_size, args.repeats)))
+            print(rows[-1], flush=True)
+            if args.skip_saved_model:
+                continue
+            export_dir = os.path.join(folder, f"saved_{len(rows)}")
+            export.export_saved_model(beam, checkpoint, export_dir)
+            predictor = SavedModelPredictor(export_dir)
+            rows.append((weights, decoder, "SavedModel",
+                         *measure(predictor, images, args.batch_size, args.repeats)))
+            predictor.close()
+            print(rows[-1], flush=True)
+    return rows
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", default="aster_paper", help="config name under configs/")
+    parser.add_argument("--beam_widths", nargs="+", type=int, default=[1, 5])
+    parser.add_argument("--batch_size", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--skip_saved_model", action="store_true")
+    parser.add_argument("--record", action="store_true", help="append to benchmarks/RESULTS.md")
+    args = parser.parse_args(argv)
+
+    from aster.utils import config_util
+
+    config = config_util.load_pipeline_config(
+        os.path.join(common.ROOT, "configs", f"{args.config}.config"))
+    description, load = common.machine()
+    print(f"{description}; load average {load:.1f}", flush=True)
+    with tempfile.TemporaryDirectory() as folder:
+        rows = run(config, args, folder)
+    steps = [p.attention_predictor.max_num_steps
+             for p in config.model.multi_predictors_recognition_model.predictor]
+    lines = ["| weights | decoding | from | batch-1 latency (ms) | "
+             f"batch-{args.batch_size} images/s |", "|---|---|---|---:|---:|"]
+    lines += [f"| {w} | {d} | {s} | {lat:.1f} | {rate:.1f} |" for w, d, s, lat, rate in rows]
+    print("\n".join(lines))
+    if args.record:
+        common.append_section(f"Inference, configs/{args.config}.config (inference.py)", [
+            f"Machine: {description}; load average {load:.1f} at the start, "
+            f"{os.getloadavg()[0]:.1f} at the end (shared with other jobs).",
+            "Command: `python benchmarks/inference.py " + " ".join(argv) + "`",
+            f"All {len(steps)} decoders, max_num_steps {steps}; PNG bytes in (decode + resize "
+            "included); medians. Worst case: random weights (no sequence ends before the "
+            "limit); early EOS: EOS bias +30 (every sequence ends at step 1).",
+            "\n" + "\n".join(lines)])
+
+
+if __name__ == "__main__":
+    main()
