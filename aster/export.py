@@ -119,13 +119,15 @@ class CheckpointPredictor:
     Usage: `with CheckpointPredictor(config, ckpt) as p: outputs = p.predict(list_of_bytes)`.
     """
 
-    def __init__(self, pipeline_config, checkpoint_path, model_fn=None):
+    def __init__(self, pipeline_config, checkpoint_path, model_fn=None, session_config=None):
         """Builds the graph and restores the checkpoint.
 
         Args:
           pipeline_config: pipeline_pb2.TrainEvalPipelineConfig.
           checkpoint_path: checkpoint prefix.
           model_fn: () -> RecognitionModel; default model_builder.build(model, False).
+          session_config: optional tf.ConfigProto of the session (threads, bfloat16, see
+            aster.core.session_options); the exported SavedModel does not keep it.
 
         Raises:
           ValueError: no model in the config, or a checkpoint that does not match it.
@@ -148,7 +150,7 @@ class CheckpointPredictor:
             saver = evaluator.make_saver(
                 model_vars, checkpoint_path, pipeline_config.eval_config.use_moving_averages)
             self.tables_init = tf.tables_initializer()
-            self.session = tf.Session(graph=self.graph)
+            self.session = tf.Session(graph=self.graph, config=session_config)
             self.session.run([tf.local_variables_initializer(), self.tables_init])
             evaluator.restore(self.session, saver, checkpoint_path)
 

@@ -12,6 +12,7 @@ Two checkpoints of the config's model, both with random weights:
   sequence ends at its first step. Its much lower latency shows that decoding stops as soon as
   every sequence has ended (greedy and beam search while loops check it each step).
 
+--bfloat16 runs the sessions with oneDNN bfloat16 auto mixed precision (session_options).
 Batch 1: median latency of --repeats single-image calls after one warm-up call. Batch N: median
 images/s of --repeats calls. The decoders' beam_width is overridden for both predictors (1 =
 greedy). Prints a table; --record appends it to benchmarks/RESULTS.md.
@@ -72,12 +73,12 @@ def random_checkpoints(config, folder):
 class SavedModelPredictor:
     """The exported SavedModel in a tf.compat.v1 session (the serving signature's tensors)."""
 
-    def __init__(self, export_dir):
+    def __init__(self, export_dir, session_config=None):
         from aster import export
         from aster.tf_setup import tf
 
         self.graph = tf.Graph()
-        self.session = tf.Session(graph=self.graph)
+        self.session = tf.Session(graph=self.graph, config=session_config)
         meta = tf.saved_model.loader.load(self.session, [tf.saved_model.SERVING], export_dir)
         signature = meta.signature_def[export.SIGNATURE_KEY]
         self._input = self.graph.get_tensor_by_name(signature.inputs[export.INPUT_KEY].name)
@@ -123,7 +124,10 @@ def _beam_config(config, beam_width):
 def run(config, args, folder):
     """Returns table rows (weights, decoder, source, latency ms, images/s)."""
     from aster import export
+    from aster.core import session_options
+    from aster.tf_setup import tf
 
+    session_config = session_options.configure(tf.ConfigProto(), bfloat16=args.bfloat16)
     images = encoded_images(max(args.batch_size, args.repeats))
     checkpoints = random_checkpoints(config, folder)
     rows = []
@@ -131,7 +135,8 @@ def run(config, args, folder):
         for beam_width in args.beam_widths:
             beam = _beam_config(config, beam_width)
             decoder = "greedy" if beam_width == 1 else f"beam {beam_width}"
-            with export.CheckpointPredictor(beam, checkpoint) as predictor:
+            with export.CheckpointPredictor(beam, checkpoint,
+                                            session_config=session_config) as predictor:
                 rows.append((weights, decoder, "checkpoint",
                              *measure(predictor, images, args.batch_size, args.repeats)))
             print(rows[-1], flush=True)
@@ -139,7 +144,7 @@ def run(config, args, folder):
                 continue
             export_dir = os.path.join(folder, f"saved_{len(rows)}")
             export.export_saved_model(beam, checkpoint, export_dir)
-            predictor = SavedModelPredictor(export_dir)
+            predictor = SavedModelPredictor(export_dir, session_config)
             rows.append((weights, decoder, "SavedModel",
                          *measure(predictor, images, args.batch_size, args.repeats)))
             predictor.close()
@@ -155,6 +160,8 @@ def main(argv=None):
     parser.add_argument("--batch_size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--skip_saved_model", action="store_true")
+    parser.add_argument("--bfloat16", action="store_true",
+                        help="bfloat16 mixed precision sessions (aster.core.session_options)")
     parser.add_argument("--record", action="store_true", help="append to benchmarks/RESULTS.md")
     args = parser.parse_args(argv)
 
@@ -177,7 +184,8 @@ def main(argv=None):
             f"Machine: {description}; load average {load:.1f} at the start, "
             f"{os.getloadavg()[0]:.1f} at the end (shared with other jobs).",
             "Command: `python benchmarks/inference.py " + " ".join(argv) + "`",
-            f"All {len(steps)} decoders, max_num_steps {steps}; PNG bytes in (decode + resize "
+            f"{'bfloat16 mixed precision' if args.bfloat16 else 'float32'}; "
+            f"all {len(steps)} decoders, max_num_steps {steps}; PNG bytes in (decode + resize "
             "included); medians. Worst case: random weights (no sequence ends before the "
             "limit); early EOS: EOS bias +30 (every sequence ends at step 1).",
             "\n" + "\n".join(lines)])
