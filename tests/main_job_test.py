@@ -95,7 +95,7 @@ def test_make_train_pipeline_end_to_end_on_tiny_config(tmp_path, synth_dir):
     resumed = _run("aster.train", "--pipeline_config_path", TINY, "--train_dir", train_dir, *sets,
                    "--set", "train_config.num_steps=6", "--set", "train_config.log_every_n_steps=1")
     assert tf.train.latest_checkpoint(str(train_dir)).endswith("model.ckpt-6")
-    assert "step 5/6" in resumed.stderr and "step 1/6" not in resumed.stderr
+    assert "step 6/6" in resumed.stderr and not re.search(r"step [1-4]/6", resumed.stderr)
     written = config_util.load_pipeline_config(str(train_dir / "pipeline.config"))
     assert written.train_config.num_steps == 6
 
