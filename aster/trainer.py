@@ -85,7 +85,9 @@ def _loss_checks(clones, total_loss):
         for name, loss in items:
             label = f"{clone.scope}{name}"
             checks.append(tf.debugging.check_numerics(loss, f"loss {label} is NaN or Inf"))
-    checks.append(tf.debugging.check_numerics(total_loss, "loss total_loss is NaN or Inf"))
+    # The total is checked after the single losses, so a bad loss is reported by its own name.
+    with tf.control_dependencies(checks):
+        checks.append(tf.debugging.check_numerics(total_loss, "loss total_loss is NaN or Inf"))
     return checks
 
 
