@@ -180,7 +180,8 @@ def decoding_settings(model_config):
 
     Returns:
       A list of dicts: predictor (name), type (the predictor oneof), beam_width, and for
-      attention predictors max_num_steps, reverse and length_penalty.
+      attention predictors max_num_steps, reverse and length_penalty. Auxiliary predictors
+      (trained, never decoded) are left out.
     """
     which = model_config.WhichOneof("model_oneof")
     if which is None:
@@ -188,7 +189,7 @@ def decoding_settings(model_config):
     settings = []
     for predictor in getattr(model_config, which).predictor:
         kind = predictor.WhichOneof("predictor_oneof")
-        if kind is None:
+        if kind is None or predictor.auxiliary:
             continue
         sub = getattr(predictor, kind)
         entry = {"predictor": predictor.name, "type": kind, "beam_width": sub.beam_width}

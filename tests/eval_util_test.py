@@ -206,3 +206,6 @@ def test_decoding_settings_reads_each_predictor():
     assert settings == [{"predictor": "Backward", "type": "attention_predictor", "beam_width": 5,
                          "max_num_steps": 40, "reverse": True, "length_penalty": 0.0}]
     assert eval_util.decoding_settings(model_pb2.Model()) == []
+    auxiliary = model.multi_predictors_recognition_model.predictor.add(name="Ctc", auxiliary=True)
+    auxiliary.ctc_predictor.beam_width = 1
+    assert [s["predictor"] for s in eval_util.decoding_settings(model)] == ["Backward"]

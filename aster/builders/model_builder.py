@@ -24,6 +24,9 @@ def _build_multi_predictors_recognition_model(config, is_training, field_path):
         if name in names[:i]:
             raise ValueError(f"{field_path}.predictor[{i}].name: {name!r} is already used by "
                              f"predictor[{names.index(name)}]; names are variable scopes")
+    if all(p.auxiliary for p in config.predictor):
+        raise ValueError(f"{field_path}.predictor: every predictor is auxiliary; at least one "
+                         "must be decoded")
     stn = None
     if config.HasField("spatial_transformer"):
         stn = spatial_transformer_builder.build(
@@ -50,7 +53,8 @@ def _build_multi_predictors_recognition_model(config, is_training, field_path):
     return multi_predictors_recognition_model.MultiPredictorsRecognitionModel(
         feature_extractor, predictors, is_training, spatial_transformer=stn,
         input_height=config.input_height, input_width=config.input_width,
-        keypoint_supervision=config.keypoint_supervision, regression_loss=regression_loss)
+        keypoint_supervision=config.keypoint_supervision, regression_loss=regression_loss,
+        auxiliary_predictors=[p.name for p in config.predictor if p.auxiliary])
 
 
 _BUILDERS = {

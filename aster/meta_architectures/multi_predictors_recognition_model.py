@@ -29,7 +29,7 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
 
     def __init__(self, feature_extractor, predictors, is_training, spatial_transformer=None,
                  input_height=64, input_width=256, keypoint_supervision=False,
-                 regression_loss=None):
+                 regression_loss=None, auxiliary_predictors=()):
         """Constructor.
 
         Args:
@@ -43,10 +43,13 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
           keypoint_supervision: bool, add an L2 loss between predicted and groundtruth control
             points (needs a spatial transformer and groundtruth keypoints).
           regression_loss: callable(prediction, target, sample_weights) for that loss.
+          auxiliary_predictors: names of predictors that are trained (their loss is added) but
+            never decoded or fused.
 
         Raises:
-          ValueError: no predictors, repeated names, a bad input size, or keypoint supervision
-            without a spatial transformer or regression loss.
+          ValueError: no predictors, repeated names, a bad input size, keypoint supervision
+            without a spatial transformer or regression loss, an unknown auxiliary name, or every
+            predictor auxiliary.
         """
         super().__init__(is_training)
         if not predictors:
@@ -54,6 +57,11 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
         names = [p.name for p in predictors]
         if len(set(names)) != len(names):
             raise ValueError(f"predictor names must be distinct, got {names}")
+        unknown = sorted(set(auxiliary_predictors) - set(names))
+        if unknown:
+            raise ValueError(f"auxiliary predictors {unknown} are not among the predictors {names}")
+        if set(names) <= set(auxiliary_predictors):
+            raise ValueError("every predictor is auxiliary: at least one must be decoded")
         if input_height <= 0 or input_width <= 0:
             raise ValueError(f"input size must be positive, got {input_height}x{input_width}")
         if keypoint_supervision and (spatial_transformer is None or regression_loss is None):
@@ -61,6 +69,7 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
                              "regression_loss")
         self._feature_extractor = feature_extractor
         self._predictors = list(predictors)
+        self._decoded = [p for p in predictors if p.name not in set(auxiliary_predictors)]
         self._stn = spatial_transformer
         self._input_size = (input_height, input_width)
         self._keypoint_supervision = keypoint_supervision
@@ -69,6 +78,11 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
     @property
     def predictors(self):
         return list(self._predictors)
+
+    @property
+    def decoded_predictors(self):
+        """The predictors that inference runs and fuses (all but the auxiliary ones)."""
+        return list(self._decoded)
 
     @property
     def spatial_transformer(self):
@@ -88,7 +102,7 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
         Returns:
           dict: rectified_images [B, oh, ow, 3], control_points [B, K, 2] ([B, 0, 2] without a
           rectifier), feature_maps (list of [B, T, D]), predictor_outputs (dict name -> the
-          predictor's predict() dict; empty in training).
+          predictor's predict() dict; empty in training; auxiliary predictors never appear).
         """
         del scope  # variable scopes are fixed so checkpoints stay loadable
         images = preprocessed_images
@@ -103,7 +117,7 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
         feature_maps = self._feature_extractor.extract(rectified, scope="FeatureExtractor")
         outputs = {}
         if not self._is_training:
-            outputs = {p.name: p.predict(feature_maps) for p in self._predictors}
+            outputs = {p.name: p.predict(feature_maps) for p in self._decoded}
         return {
             fields.PredictionFields.rectified_images: rectified,
             fields.PredictionFields.control_points: control_points,
@@ -141,17 +155,17 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
         return self._regression_loss(control_points, target, valid)
 
     def postprocess(self, predictions_dict, scope=None):
-        """Fuses the predictors per sample by the highest score.
+        """Fuses the decoded (non-auxiliary) predictors per sample by the highest score.
 
         Returns:
           dict with PredictionFields text [B] string, scores [B] float32, control_points,
-          rectified_images, plus "<name>/text" and "<name>/scores" for every predictor.
+          rectified_images, plus "<name>/text" and "<name>/scores" for every decoded predictor.
         """
         outputs = dict(predictions_dict[PREDICTOR_OUTPUTS])
         result = {}
         with tf.name_scope(scope, "Postprocess"):
             texts, scores = [], []
-            for predictor in self._predictors:
+            for predictor in self._decoded:
                 if predictor.name not in outputs:  # a training graph: decode now
                     outputs[predictor.name] = predictor.predict(predictions_dict[FEATURE_MAPS])
                 out = predictor.postprocess(outputs[predictor.name])

@@ -82,6 +82,10 @@ def _check_model(model, path, problems):
         problems.require(names.count(predictor.name) == 1, f"{p_path}.name",
                          f"{predictor.name!r} is used by more than one predictor")
         _check_predictor(predictor, p_path, problems)
+    if recognition.predictor:
+        problems.require(not all(p.auxiliary for p in recognition.predictor),
+                         f"{path}.predictor", "every predictor is auxiliary; at least one must "
+                         "be decoded")
     if recognition.keypoint_supervision:
         problems.require(recognition.HasField("spatial_transformer"),
                          f"{path}.keypoint_supervision",

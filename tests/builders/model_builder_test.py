@@ -116,6 +116,21 @@ def test_ctc_model_builds_and_trains():
     assert losses[-1] < 0.5 * losses[0]
 
 
+def test_auxiliary_ctc_head_adds_a_loss_but_is_not_decoded():
+    config = _model_config("tiny.config")
+    mprm_config = config.multi_predictors_recognition_model
+    text_format.Parse('name: "Ctc" auxiliary: true ctc_predictor { label_map { character_set '
+                      '{ built_in_set: LOWERCASE } } }', mprm_config.predictor.add())
+    with tf.Graph().as_default():
+        model = model_builder.build(config, is_training=False)
+        decoded = [p.name for p in model.decoded_predictors]
+        assert "Ctc" not in decoded and len(decoded) == len(mprm_config.predictor) - 1
+        preds = model.predict(model.preprocess(tf.zeros([2, 32, 64, 3])))
+        model.provide_groundtruth(tf.constant(["a", "b"]))
+        assert "Ctc/loss" in model.loss(preds)
+        assert "Ctc/text" not in model.postprocess(preds)
+
+
 def test_keypoint_supervision_adds_keypoint_loss():
     config = _model_config("tiny.config")
     config.multi_predictors_recognition_model.keypoint_supervision = True
@@ -142,6 +157,8 @@ PREDICTOR = ('predictor { name: "F" ctc_predictor { label_map { } } }')
     (_mprm(TINY_ENCODER + PREDICTOR + "keypoint_supervision: true"),
      r"keypoint_supervision: needs a spatial_transformer"),
     (_mprm(TINY_ENCODER + 'predictor { name: "F" }'), r"predictor\[0\]: unknown predictor_oneof"),
+    (_mprm(TINY_ENCODER + PREDICTOR.replace("ctc_predictor", "auxiliary: true ctc_predictor")),
+     r"\.predictor: every predictor is auxiliary"),
 ])
 def test_build_invalid_configs_raise_with_field_path(text, match):
     with pytest.raises(ValueError, match=match):

@@ -77,6 +77,38 @@ def test_postprocess_fuses_per_sample_by_highest_score():
     assert out[fields.PredictionFields.rectified_images].shape == (3, 4, 6, 3)
 
 
+class _CountingPredictor(_FixedPredictor):
+    """A _FixedPredictor that records its predict() calls."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.predict_calls = 0
+
+    def predict(self, feature_maps):
+        self.predict_calls += 1
+        return super().predict(feature_maps)
+
+
+@pytest.mark.parametrize("is_training", [False, True])
+def test_auxiliary_predictor_is_trained_but_never_decoded_or_fused(is_training):
+    aux = _CountingPredictor("Ctc", ["zzz", "zzz"], [0.0, 0.0])  # would win every fusion
+    with tf.Graph().as_default():
+        model = _model([_FixedPredictor("Forward", ["ab", "c"], [-1.0, -2.0]), aux],
+                       is_training=is_training, auxiliary_predictors=["Ctc"])
+        assert [p.name for p in model.decoded_predictors] == ["Forward"]
+        preds = model.predict(model.preprocess(tf.zeros([2, 4, 6, 3])))
+        model.provide_groundtruth(tf.constant(["ab", "c"]))
+        losses = model.loss(preds)
+        out = model.postprocess(preds)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            losses_np, out = sess.run([losses, out])
+    assert sorted(losses_np) == ["Ctc/loss", "Forward/loss"]
+    assert aux.predict_calls == 0
+    assert [t.decode() for t in out[fields.PredictionFields.text]] == ["ab", "c"]
+    assert "Ctc/text" not in out and "Forward/text" in out
+
+
 def test_keypoint_loss_hand_computed():
     init = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
     with tf.Graph().as_default():
@@ -141,6 +173,8 @@ def test_keypoint_supervision_without_keypoints_raises():
     ([], {}, "at least one predictor"),
     (["A", "A"], {}, "distinct"),
     (["A"], dict(keypoint_supervision=True), "keypoint_supervision"),
+    (["A", "B"], dict(auxiliary_predictors=["C"]), "not among the predictors"),
+    (["A", "B"], dict(auxiliary_predictors=["A", "B"]), "every predictor is auxiliary"),
 ])
 def test_constructor_rejects_bad_arguments(predictors, kwargs, match):
     with pytest.raises(ValueError, match=match):

@@ -209,6 +209,16 @@ def test_validate_rejects_with_field_path(assignment, pattern):
         config_util.validate(config)
 
 
+def test_validate_rejects_a_model_whose_predictors_are_all_auxiliary():
+    config = config_util.merge_overrides(_tiny(), assignments=[
+        f"{MODEL}.predictor[0].auxiliary=true"])
+    config_util.validate(config)  # one decoded predictor left
+    config = config_util.merge_overrides(config, assignments=[
+        f"{MODEL}.predictor[1].auxiliary=true"])
+    with pytest.raises(ConfigError, match=r"predictor: every predictor is auxiliary"):
+        config_util.validate(config)
+
+
 def test_validate_requires_model():
     config = _tiny()
     config.ClearField("model")
