@@ -115,15 +115,30 @@ class AttentionDecoder:
                 keys.append(tf.tensordot(seq, w, axes=[[2], [0]]))
         return Memory(tuple(values), tuple(keys))
 
-    def _attend(self, query, memory):
+    def _attend(self, query, memory, beam_width=1):
+        """Glimpse for each query.
+
+        Args:
+          query: [B * beam_width, Q], the hypotheses of each sample next to each other.
+          memory: Memory of batch B (shared by the beam_width hypotheses of a sample, so beam
+            search never copies it).
+          beam_width: int, hypotheses per sample.
+
+        Returns:
+          [B * beam_width, sum D_i] float32.
+        """
         glimpses = []
         for i, (value, key) in enumerate(zip(memory.values, memory.keys, strict=True)):
             w_q = tf.get_variable(f"attention_{i}/query_kernel", [query.shape[-1], self._num_units])
             v = tf.get_variable(f"attention_{i}/attention_v", [self._num_units])
-            processed = tf.expand_dims(tf.matmul(query, w_q), 1)  # [N, 1, U]
-            energy = tf.reduce_sum(v * tf.tanh(key + processed), axis=2)  # [N, T]
-            alignments = tf.nn.softmax(energy, axis=1)
-            glimpses.append(tf.reduce_sum(tf.expand_dims(alignments, 2) * value, axis=1))
+            processed = tf.reshape(tf.matmul(query, w_q), [-1, beam_width, 1, self._num_units])
+            # [B, K, T, U]; v . tanh(...) and sum_t alpha_t m_t as matrix products (one pass over
+            # the large tensors instead of an element-wise product and a reduction).
+            hidden = tf.tanh(tf.expand_dims(key, 1) + processed)
+            energy = tf.squeeze(tf.tensordot(hidden, tf.expand_dims(v, 1), axes=[[3], [0]]), 3)
+            alignments = tf.nn.softmax(energy, axis=2)  # [B, K, T]
+            glimpse = tf.matmul(alignments, value)  # [B, K, D]
+            glimpses.append(tf.reshape(glimpse, [-1, value.shape[-1]]))
         return tf.concat(glimpses, axis=1) if len(glimpses) > 1 else glimpses[0]
 
     def initial_state(self, memory):
@@ -146,13 +161,15 @@ class AttentionDecoder:
             query = tf.zeros([n, depth], dtype)
         return DecoderState(cell_state, lm_states, query)
 
-    def step(self, prev_labels, state, memory):
+    def step(self, prev_labels, state, memory, beam_width=1):
         """One decoding step.
 
         Args:
           prev_labels: [N] int32, the previous label (GO at the first step).
           state: DecoderState.
-          memory: Memory with batch N.
+          memory: Memory of batch N / beam_width.
+          beam_width: int, hypotheses per sample (N = batch * beam_width, a sample's next to
+            each other).
 
         Returns:
           logits: [N, num_classes] float32.
@@ -160,10 +177,11 @@ class AttentionDecoder:
         """
         with self._var_scope():
             one_hot = tf.one_hot(prev_labels, self._num_classes, dtype=memory.values[0].dtype)
-            glimpse = self._attend(state.query, memory) if self._sync else state.query
+            glimpse = (self._attend(state.query, memory, beam_width) if self._sync
+                       else state.query)
             output, cell_state = _call_cell(self._cell, tf.concat([one_hot, glimpse], axis=1),
                                             state.cell)
-            query = output if self._sync else self._attend(output, memory)
+            query = output if self._sync else self._attend(output, memory, beam_width)
             outputs, lm_states, lm_input = [output], [], output
             for i, (lm_cell, lm_state) in enumerate(zip(self._lm_cells, state.lm, strict=True)):
                 with tf.variable_scope(f"lm_{i}"):
@@ -263,10 +281,11 @@ class AttentionDecoder:
           DecodeOutput of the top beam per sample, its true total log-probability as log_probs.
         """
         batch_size = tf.shape(memory.values[0])[0]
-        tiled = tf.nest.map_structure(lambda x: beam_search.tile_batch(x, beam_width), memory)
+        initial_state = tf.nest.map_structure(lambda x: beam_search.tile_batch(x, beam_width),
+                                              self.initial_state(memory))
         result = beam_search.beam_search(
-            lambda prev, state: self.step(prev, state, tiled),
-            self.initial_state(tiled), batch_size, beam_width, max_num_steps,
+            lambda prev, state: self.step(prev, state, memory, beam_width),
+            initial_state, batch_size, beam_width, max_num_steps,
             go_label=self.go_label, eos_label=self.eos_label, length_penalty=length_penalty)
         self._add_regularization()
         return DecodeOutput(result.labels[:, 0], result.log_probs[:, 0], result.lengths[:, 0])

@@ -128,3 +128,27 @@ def test_memory_needs_static_depth():
         dec = _decoder()
         with pytest.raises(ValueError, match="static depth"):
             dec.build_memory([tf.placeholder(tf.float32, [2, 3, None])])
+
+
+def test_additive_attention_matches_numpy_reference():
+    """glimpse = sum_i softmax_i(v . tanh(W_m m_i + W_q q)) m_i, per memory branch."""
+    rng = np.random.RandomState(3)
+    with tf.Graph().as_default():
+        decoder = _decoder()
+        memory = _memory(decoder, batch_size=3, branches=2)
+        query = tf.constant(rng.randn(3, 12), tf.float32)
+        with decoder._var_scope():
+            glimpse = decoder._attend(query, memory)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            glimpse_np, values, q = sess.run([glimpse, memory.values, query])
+            weights = {v.op.name.split("/", 1)[1]: sess.run(v) for v in tf.global_variables()}
+    expected = []
+    for i, m in enumerate(values):
+        hidden = np.tanh(m @ weights[f"attention_{i}/memory_kernel"]
+                         + (q @ weights[f"attention_{i}/query_kernel"])[:, None, :])
+        energy = hidden @ weights[f"attention_{i}/attention_v"]
+        alpha = np.exp(energy - energy.max(1, keepdims=True))
+        alpha /= alpha.sum(1, keepdims=True)
+        expected.append(np.einsum("nt,ntd->nd", alpha, m))
+    np.testing.assert_allclose(glimpse_np, np.concatenate(expected, 1), rtol=1e-5, atol=1e-6)
