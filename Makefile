@@ -41,7 +41,7 @@ DEMO_DIR := runs/demo_cpu
 FONTS_STAMP := $(VENV)/.fonts-installed
 # Validation: words (crc32 split) and these font families never seen in training.
 HELDOUT_FONTS := Caladea,Lato,DejaVu Math TeX Gyre
-SYNTH_ARGS := --num_train 50000 --num_val 2000 --num_shards 8 \
+SYNTH_ARGS := --num_train 100000 --num_val 2000 --num_shards 8 \
 	--heldout_font_families "$(HELDOUT_FONTS)"
 
 # The font families of setup.py's `fonts` extra (PyPI font-* packages; aster-synth-words finds them).
