@@ -30,11 +30,15 @@ def machine():
 
 
 def append_section(title, lines):
-    """Appends a dated `## title` section with bullet `lines` to benchmarks/RESULTS.md."""
+    """Appends a dated `## title` section to benchmarks/RESULTS.md.
+
+    Each line becomes a bullet, except Markdown table rows (starting with "|") and empty lines,
+    which are written as they are (a table needs a blank line before it).
+    """
     new = not os.path.exists(RESULTS)
     with open(RESULTS, "a", encoding="utf-8") as f:
         if new:
             f.write("# Benchmark results\n")
         f.write(f"\n## {title} ({datetime.date.today()})\n\n")
         for line in lines:
-            f.write(f"- {line}\n")
+            f.write(f"{line}\n" if not line or line.startswith("|") else f"- {line}\n")

@@ -168,7 +168,7 @@ def main(argv=None):
     if args.record:
         description, _ = common.machine()
         lines = [f"Machine: {description}; load average {load:.1f} at the start, "
-                 f"{result['load_average'][0]:.1f} at the end (shared with other jobs).",
+                 f"{result['load_average'][0]:.1f} at the end.",
                  f"Command: `{result['command']}`"]
         for name in ("evaluator", "model"):
             s = result[name]

@@ -95,7 +95,7 @@ def main(argv=None):
             "rectifier + encoder + each decoder teacher-forced over all its steps; training "
             f"FLOPs taken as {TRAIN_FLOPS_PER_FORWARD:g}x forward.",
             f"Command: `{command.strip()}`",
-            "\n" + "\n".join(table),
+            "", *table,
         ])
 
 

@@ -182,13 +182,13 @@ def main(argv=None):
     if args.record:
         common.append_section(f"Inference, configs/{args.config}.config (inference.py)", [
             f"Machine: {description}; load average {load:.1f} at the start, "
-            f"{os.getloadavg()[0]:.1f} at the end (shared with other jobs).",
+            f"{os.getloadavg()[0]:.1f} at the end.",
             "Command: `python benchmarks/inference.py " + " ".join(argv) + "`",
             f"{'bfloat16 mixed precision' if args.bfloat16 else 'float32'}; "
             f"all {len(steps)} decoders, max_num_steps {steps}; PNG bytes in (decode + resize "
             "included); medians. Worst case: random weights (no sequence ends before the "
             "limit); early EOS: EOS bias +30 (every sequence ends at step 1).",
-            "\n" + "\n".join(lines)])
+            "", *lines])
 
 
 if __name__ == "__main__":

@@ -269,7 +269,7 @@ def main(argv=None):
     if args.record:
         end_load = os.getloadavg()[0]
         notes = [f"Machine: {description}; load average {load:.1f} at the start, "
-                 f"{end_load:.1f} at the end (shared with other jobs).",
+                 f"{end_load:.1f} at the end.",
                  "Command: `python benchmarks/train_throughput.py " + " ".join(argv) + "`",
                  f"Median of {args.steps} steps after {args.warmup} warm-up steps per run; "
                  "input included = trainer with the BatchQueue on generated TFRecords, excluded "
@@ -278,7 +278,7 @@ def main(argv=None):
         if skipped:
             notes.append("Skipped (config missing when run): " + ", ".join(skipped) + ".")
         common.append_section("Training throughput (train_throughput.py)",
-                              notes + ["\n" + "\n".join(lines)])
+                              notes + ["", *lines])
 
 
 if __name__ == "__main__":
