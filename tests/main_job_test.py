@@ -54,8 +54,10 @@ def test_demo_config_is_valid_and_reads_make_train_data():
     assert all(path.startswith(synth_dir + "/") for path in paths), paths
     model = config.model.multi_predictors_recognition_model
     assert model.HasField("spatial_transformer")
-    predictors = [p.attention_predictor for p in model.predictor]
+    predictors = [p.attention_predictor for p in model.predictor if not p.auxiliary]
     assert len(predictors) == 2 and {p.reverse for p in predictors} == {False, True}
+    auxiliary = [p.WhichOneof("predictor_oneof") for p in model.predictor if p.auxiliary]
+    assert auxiliary == ["ctc_predictor"], "joint CTC-attention training (benchmarks/RESULTS.md)"
     assert all(p.beam_width > 1 for p in predictors), "make train reports beam-search accuracy"
 
 
