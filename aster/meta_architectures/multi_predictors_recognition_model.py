@@ -57,10 +57,11 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
         names = [p.name for p in predictors]
         if len(set(names)) != len(names):
             raise ValueError(f"predictor names must be distinct, got {names}")
-        unknown = sorted(set(auxiliary_predictors) - set(names))
+        auxiliary = set(auxiliary_predictors)
+        unknown = sorted(auxiliary - set(names))
         if unknown:
             raise ValueError(f"auxiliary predictors {unknown} are not among the predictors {names}")
-        if set(names) <= set(auxiliary_predictors):
+        if set(names) <= auxiliary:
             raise ValueError("every predictor is auxiliary: at least one must be decoded")
         if input_height <= 0 or input_width <= 0:
             raise ValueError(f"input size must be positive, got {input_height}x{input_width}")
@@ -69,7 +70,7 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
                              "regression_loss")
         self._feature_extractor = feature_extractor
         self._predictors = list(predictors)
-        self._decoded = [p for p in predictors if p.name not in set(auxiliary_predictors)]
+        self._decoded = [p for p in predictors if p.name not in auxiliary]
         self._stn = spatial_transformer
         self._input_size = (input_height, input_width)
         self._keypoint_supervision = keypoint_supervision
