@@ -130,12 +130,15 @@ def test_memory_needs_static_depth():
             dec.build_memory([tf.placeholder(tf.float32, [2, 3, None])])
 
 
-def test_additive_attention_matches_numpy_reference():
-    """glimpse = sum_i softmax_i(v . tanh(W_m m_i + W_q q)) m_i, per memory branch."""
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_additive_attention_matches_numpy_reference(cell):
+    """glimpse = sum_i softmax_i(v . tanh(W_m m_i + W_q q)) m_i, per memory branch; for an LSTM
+    cell the attention returns the glimpse times the cell kernel's glimpse rows."""
     rng = np.random.RandomState(3)
     with tf.Graph().as_default():
-        decoder = _decoder()
-        memory = _memory(decoder, batch_size=3, branches=2)
+        decoder = _decoder(cell=cell)
+        memory = decoder._decoding_memory(_memory(decoder, batch_size=3, branches=2))
+        assert (memory.lstm is None) == (cell == "gru")
         query = tf.constant(rng.randn(3, 12), tf.float32)
         with decoder._var_scope():
             glimpse = decoder._attend(query, memory)
@@ -151,4 +154,45 @@ def test_additive_attention_matches_numpy_reference():
         alpha = np.exp(energy - energy.max(1, keepdims=True))
         alpha /= alpha.sum(1, keepdims=True)
         expected.append(np.einsum("nt,ntd->nd", alpha, m))
-    np.testing.assert_allclose(glimpse_np, np.concatenate(expected, 1), rtol=1e-5, atol=1e-6)
+    expected = np.concatenate(expected, 1)
+    if cell == "lstm":  # kernel rows: one-hot label (8), glimpse (7 + 7), previous output (12)
+        expected = expected @ weights["lstm_cell/kernel"][NUM_CLASSES:NUM_CLASSES + 14]
+    np.testing.assert_allclose(glimpse_np, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("sync,peepholes,branches", [
+    (True, False, 1), (False, False, 2), (True, True, 2), (False, True, 1)])
+def test_lstm_fast_path_equals_the_cell(sync, peepholes, branches):
+    """The split-kernel LSTM step (LstmWeights, used when decoding) gives the LSTMCell's own
+    results (used by teacher forcing)."""
+    with tf.Graph().as_default():
+        cell = tf.nn.rnn_cell.LSTMCell(12, use_peepholes=peepholes, forget_bias=0.5)
+        dec = attention_decoder.AttentionDecoder(cell, NUM_CLASSES, 6, sync=sync)
+        with tf.variable_scope("Decoder", initializer=tf.random_normal_initializer(0.0, 0.5)):
+            cell_path = _memory(dec, branches=branches)
+            fast = dec._decoding_memory(cell_path)
+            assert cell_path.lstm is None and fast.lstm is not None
+            forced = tf.constant(np.random.RandomState(0).randint(2, NUM_CLASSES, [4, 5]))
+            outputs = [(dec.teacher_forced_logits(m, forced),
+                        dec.beam_search_decode(m, 5, beam_width=3)) for m in (fast, cell_path)]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            (fast_logits, fast_beam), (cell_logits, cell_beam) = sess.run(outputs)
+    np.testing.assert_allclose(fast_logits, cell_logits, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(fast_beam.labels, cell_beam.labels)
+    np.testing.assert_allclose(fast_beam.log_probs, cell_beam.log_probs, rtol=1e-5, atol=1e-5)
+
+
+def test_lstm_fast_path_keeps_the_cell_variable_names(monkeypatch):
+    """Checkpoints do not depend on whether the fast path built the cell."""
+    def names():
+        with tf.Graph().as_default():
+            dec = _decoder()
+            with tf.variable_scope("Forward"):
+                dec.greedy_decode(_memory(dec), 3)
+            return sorted(v.op.name for v in tf.global_variables())
+
+    fast = names()
+    monkeypatch.setattr(attention_decoder, "_is_plain_lstm", lambda cell: False)
+    assert names() == fast
+    assert "Forward/AttentionDecoder/lstm_cell/kernel" in fast

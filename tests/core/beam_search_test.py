@@ -140,19 +140,6 @@ def test_beam_search_exhaustive_matches_brute_force_with_state_reordering():
     assert np.all(np.diff(out.scores, axis=1) <= 1e-6)  # sorted best first
 
 
-def test_gather_tree_follows_parents():
-    ids = np.array([[[2, 3, 4]], [[5, 6, 7]], [[8, 9, 1]]], np.int32)  # [T=3, B=1, K=3]
-    parents = np.array([[[0, 0, 0]], [[2, 0, 1]], [[1, 1, 0]]], np.int32)
-    with tf.Graph().as_default():
-        out = beam_search.gather_tree(tf.constant(ids), tf.constant(parents))
-        with tf.Session() as sess:
-            out = sess.run(out)
-    # final beam 0: step2 id 8, parent 1 -> step1 id 6, parent 0 -> step0 id 2
-    assert out[:, 0, 0].tolist() == [2, 6, 8]
-    assert out[:, 0, 1].tolist() == [2, 6, 9]
-    assert out[:, 0, 2].tolist() == [4, 5, 1]
-
-
 def test_tile_batch_repeats_each_entry():
     with tf.Graph().as_default():
         out = beam_search.tile_batch(tf.constant([[1, 2], [3, 4]]), 3)
