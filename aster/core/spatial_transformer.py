@@ -19,6 +19,12 @@ margins); the network predicts where they lie in the input (C'). The spline T wi
 U(r) = r^2 log r maps C exactly onto C'; since C is fixed, the inverse of the (K+3) x (K+3) TPS
 system is computed once in numpy and the whole grid is one [N, K] matrix applied to C'
 (N = output_h * output_w), so gradients reach the control points through a matmul.
+
+Precision: the last FC, the grid and the sampling coordinates are computed in float64 (the
+control points are handed out, and passed on, as float32). bfloat16 mixed precision
+(session_options) rewrites float32 ops only; with them in bfloat16 (8 mantissa bits) the sampling
+points moved by up to a pixel, so the images the recognizer trained on differed from the float32
+ones it is evaluated on.
 """
 
 import numpy as np
@@ -123,7 +129,8 @@ def bilinear_sample(images, grid):
 
     Args:
       images: [B, H, W, C] float tensor (C static).
-      grid: [B, h, w, 2] float tensor of the same dtype, normalised (x, y) (see module docstring).
+      grid: [B, h, w, 2] float tensor (float64 for exact points), normalised (x, y) (see module
+        docstring).
 
     Returns:
       [B, h, w, C] tensor of images.dtype.
@@ -240,8 +247,8 @@ class SpatialTransformer:
 
     def grid_from_control_points(self, control_points):
         """Maps the output pixel centres into the input: [B, K, 2] -> [B, output_h, output_w, 2]."""
-        matrix = tf.constant(self._grid_matrix, dtype=control_points.dtype)
-        grid = tf.einsum("nk,bkd->bnd", matrix, control_points)
+        matrix = tf.constant(self._grid_matrix, dtype=tf.float64)
+        grid = tf.einsum("nk,bkd->bnd", matrix, tf.cast(control_points, tf.float64))
         return tf.reshape(grid, [-1, self._output_size[0], self._output_size[1], 2])
 
     def _localize(self, images):
@@ -253,7 +260,8 @@ class SpatialTransformer:
             flat = tf.reshape(feature_map, [-1, int(np.prod(feature_map.shape[1:]))])
             with slim.arg_scope(self._fc_hyperparams):
                 fc1 = slim.fully_connected(flat, 512, scope="fc1")
-                fc2 = slim.fully_connected(
+                # Creates fc2's variables (and their regularizer); its float32 output is not used.
+                slim.fully_connected(
                     0.1 * fc1,
                     2 * self._num_control_points,
                     activation_fn=None,
@@ -262,6 +270,11 @@ class SpatialTransformer:
                     biases_initializer=tf.constant_initializer(self._init_bias),
                     scope="fc2",
                 )
+            with tf.variable_scope("fc2", reuse=True):
+                weights, biases = tf.get_variable("weights"), tf.get_variable("biases")
+            fc2 = tf.nn.bias_add(
+                tf.matmul(tf.cast(0.1 * fc1, tf.float64), tf.cast(weights, tf.float64)),
+                tf.cast(biases, tf.float64))
             if self._activation == "sigmoid":
                 fc2 = tf.sigmoid(fc2)
-            return tf.reshape(fc2, [-1, self._num_control_points, 2])
+            return tf.cast(tf.reshape(fc2, [-1, self._num_control_points, 2]), tf.float32)

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from aster.core import session_options
 from aster.core import spatial_transformer as st
 from aster.tf_setup import slim, tf
 
@@ -195,6 +196,29 @@ def test_gradients_reach_control_points_image_and_localization():
         values = _run(grads)
     for value in values:
         assert np.all(np.isfinite(value)) and np.abs(value).max() > 0
+
+
+@pytest.mark.skipif(not session_options.cpu_supports_bfloat16(),
+                    reason="this CPU has no native bfloat16")
+def test_bfloat16_session_leaves_control_points_and_sampling_exact():
+    """The head, grid and sampling are outside the bfloat16 rewrite (a conv after the sampler
+    makes the rewrite reach everything float32 between matmuls and convolutions)."""
+    image = np.random.RandomState(5).uniform(-1, 1, size=(2, 16, 40, 3)).astype(np.float32)
+    results = []
+    for bfloat16 in (False, True):
+        with tf.Graph().as_default():
+            tf.set_random_seed(0)
+            stn = _transformer(output_h=8, output_w=20, margin_x=0.05, margin_y=0.05)
+            out = stn.batch_transform(tf.constant(image))
+            features = slim.conv2d(out["rectified_images"], 4, [3, 3])
+            config = session_options.configure(tf.ConfigProto(), bfloat16=bfloat16)
+            with tf.Session(config=config) as sess:
+                sess.run(tf.global_variables_initializer())
+                results.append(sess.run([out, features]))
+    (out32, features32), (out16, features16) = results
+    np.testing.assert_allclose(out16["control_points"], out32["control_points"], atol=1e-7)
+    np.testing.assert_allclose(out16["rectified_images"], out32["rectified_images"], atol=1e-6)
+    assert np.abs(features16 - features32).max() > 0  # the conv itself did run in bfloat16
 
 
 def test_last_fc_starts_at_zero_weights_and_pattern_bias():
