@@ -11,6 +11,14 @@ None of them changes the model's math beyond rounding:
   convolutions (forward and backward), batch norm and the element-wise ops between them run in
   bfloat16; variables, their updates and numerically sensitive ops (softmax cross-entropy, log,
   exp, reductions of the loss) stay float32, and every tensor fetched keeps its float32 dtype.
+  Sigmoid and tanh (and their gradients) are added to the pass's float32 list, which it extends
+  to the element-wise ops after them up to the next matmul: the LSTM cell state, the gates' products
+  and the attention energies keep float32 precision over the time steps. On this CPU that costs
+  nothing (bfloat16 element-wise ops convert every element; a traced paper-config step took 1644
+  ms of op time with them in bfloat16 and 1484 ms in float32). The lists are the process
+  environment variables TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_INFERLIST_REMOVE and
+  ..._DENYLIST_ADD, which `configure` extends; the pass reads them whenever it rewrites a graph.
+  The TPS sampling is kept out of the pass by computing it in float64 (spatial_transformer).
   Worth it only on CPUs with native bfloat16 (AVX-512 BF16 or AMX); elsewhere it is skipped with a
   warning (emulated bfloat16 is slower than float32).
 * XLA JIT: auto-clustering of the whole graph (global_jit_level ON_1). On CPUs TensorFlow only
@@ -26,6 +34,10 @@ from aster.tf_setup import tf
 _LOG = logging.getLogger("aster.session_options")
 BFLOAT16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
 _XLA_CPU_FLAG = "--tf_xla_cpu_global_jit"
+_LIST_VARS = ("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_INFERLIST_REMOVE",
+              "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_ADD")
+FLOAT32_OPS = ("Sigmoid", "Tanh", "SigmoidGrad", "TanhGrad")
+"""Ops the bfloat16 pass keeps in float32 on top of its own list (see the module docstring)."""
 
 
 def cpu_flags(path="/proc/cpuinfo"):
@@ -75,6 +87,8 @@ def configure(config, intra_op_threads=0, inter_op_threads=0, bfloat16=False, xl
     if bfloat16:
         if cpu_supports_bfloat16(flags):
             rewrite.auto_mixed_precision_onednn_bfloat16 = type(rewrite).ON
+            for name in _LIST_VARS:  # an op may be on one list only
+                _add_to_env_list(name, FLOAT32_OPS)
         else:
             _LOG.warning("bfloat16 mixed precision requested but this CPU has none of %s; "
                          "running in float32", ", ".join(BFLOAT16_CPU_FLAGS))
@@ -84,6 +98,12 @@ def configure(config, intra_op_threads=0, inter_op_threads=0, bfloat16=False, xl
             os.environ["TF_XLA_FLAGS"] = f"{xla_flags} {_XLA_CPU_FLAG}".strip()
         config.graph_options.optimizer_options.global_jit_level = tf.OptimizerOptions.ON_1
     return config
+
+
+def _add_to_env_list(name, items):
+    """Appends the missing `items` to the comma-separated environment variable `name`."""
+    present = [item for item in os.environ.get(name, "").split(",") if item]
+    os.environ[name] = ",".join(present + [item for item in items if item not in present])
 
 
 def bfloat16_enabled(config):

@@ -37,6 +37,40 @@ def test_bfloat16_on_only_with_cpu_support(caplog):
     assert not session_options.bfloat16_enabled(session_options.configure(tf.ConfigProto()))
 
 
+def test_bfloat16_keeps_sigmoid_and_tanh_float32_once(monkeypatch):
+    prefix = "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_"
+    monkeypatch.setenv(prefix + "DENYLIST_ADD", "Foo,Tanh")
+    monkeypatch.delenv(prefix + "INFERLIST_REMOVE", raising=False)
+    for _ in range(2):
+        session_options.configure(tf.ConfigProto(), bfloat16=True, flags={"avx512_bf16"})
+    assert os.environ[prefix + "DENYLIST_ADD"] == "Foo,Tanh,Sigmoid,SigmoidGrad,TanhGrad"
+    assert os.environ[prefix + "INFERLIST_REMOVE"] == "Sigmoid,Tanh,SigmoidGrad,TanhGrad"
+
+
+@pytest.mark.skipif(not BF16, reason="this CPU has no native bfloat16")
+def test_bfloat16_runs_matmul_in_bfloat16_and_lstm_state_in_float32():
+    with tf.Graph().as_default():
+        inputs = tf.constant(np.random.default_rng(0).normal(size=[8, 16]), tf.float32)
+        cell = tf.nn.rnn_cell.LSTMCell(16)
+        output, state = cell(inputs, cell.zero_state(8, tf.float32))
+        config = session_options.configure(tf.ConfigProto(), bfloat16=True)
+        options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+        metadata = tf.RunMetadata()
+        with tf.Session(config=config) as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run([output, state], options=options, run_metadata=metadata)
+    dtypes = {}
+    for device in metadata.step_stats.dev_stats:
+        for node in device.node_stats:
+            if node.output and " = " in node.timeline_label:
+                op = node.timeline_label.split(" = ")[1].split("(")[0]
+                dtypes.setdefault(op, set()).add(node.output[0].tensor_description.dtype)
+    matmuls = [op for op in dtypes if "MatMul" in op]  # oneDNN fuses the bias add into it
+    assert matmuls and all(dtypes[op] == {tf.bfloat16.as_datatype_enum} for op in matmuls)
+    for op in ("Sigmoid", "Tanh", "Mul", "AddV2"):
+        assert dtypes[op] == {tf.float32.as_datatype_enum}, op
+
+
 def test_cpu_flags_reads_the_flags_line(tmp_path):
     path = tmp_path / "cpuinfo"
     path.write_text("model name\t: X\nflags\t\t: fpu avx512_bf16 sse\n")
