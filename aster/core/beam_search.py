@@ -106,7 +106,7 @@ def beam_search(step_fn, initial_state, batch_size, beam_width, max_num_steps, g
         num_classes = _num_classes(logits)
         step_lp = tf.nn.log_softmax(logits)
         eos_only = tf.math.log(tf.one_hot(eos_label, num_classes, dtype=step_lp.dtype))
-        step_lp = tf.compat.v1.where_v2(tf.expand_dims(finished, 1), eos_only, step_lp)
+        step_lp = tf.where_v2(tf.expand_dims(finished, 1), eos_only, step_lp)
         total = tf.expand_dims(log_probs, 1) + step_lp  # [B*K, C]
         grown = lengths + 1 - tf.cast(finished, tf.int32)
         scores = total
