@@ -230,9 +230,31 @@ def _fmt_decoding(decoding):
     return "; ".join(parts) or "n/a"
 
 
+def _fmt_gain(value):
+    return "n/a" if value is None else f"{100.0 * value:+.2f} pp"
+
+
+def _fmt_displacement(rectifier):
+    mean, worst = rectifier.get("mean_displacement_px"), rectifier.get("max_displacement_px")
+    if mean is None:
+        return "n/a"
+    return f"{mean:.2f}" if worst is None else f"{mean:.2f} (max {worst:.2f})"
+
+
 def format_markdown(results):
-    """A Markdown report of one checkpoint's results (see write_reports for the dict)."""
+    """A Markdown report of one checkpoint's results (see write_reports for the dict).
+
+    The table has a control-point displacement column when some dataset has "rectifier", and
+    identity-rectification accuracy and gain columns when some dataset has
+    "identity_rectification"; a dataset without the value shows "-".
+    """
     protocol = results.get("protocol")
+    datasets = results["datasets"]
+    show_identity = any(d.get("identity_rectification") is not None for d in datasets)
+    show_displacement = any(d.get("rectifier") is not None for d in datasets)
+    extra_header = (" identity-rect. accuracy | rectification gain |" if show_identity else "") \
+        + (" control-point displacement (px) |" if show_displacement else "")
+    extra_rule = "---:|---:|" * show_identity + "---:|" * show_displacement
     lines = [
         f"# Evaluation of {os.path.basename(results['checkpoint'])}",
         "",
@@ -243,26 +265,44 @@ def format_markdown(results):
         f"- decoding: {_fmt_decoding(results.get('decoding', []))}",
         f"- evaluated at: {results.get('evaluated_at', '')}",
         "",
-        "| dataset | size | accuracy | 1 - NED | lexicon accuracy | empty ground truth "
-        "| dropped/corrupt | images/s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| dataset | size | accuracy | 1 - NED | lexicon accuracy |" + extra_header
+        + " empty ground truth | dropped/corrupt | images/s |",
+        "|---|---:|---:|---:|---:|" + extra_rule + "---:|---:|---:|",
     ]
-    for d in results["datasets"]:
+    for d in datasets:
         lexicon = _fmt_ratio(d.get("lexicon_accuracy"))
         if d.get("num_with_lexicon"):
             lexicon += f" (of {d['num_with_lexicon']})"
+        extra = ""
+        if show_identity:
+            identity = d.get("identity_rectification")
+            extra += (" - | - |" if identity is None else
+                      f" {_fmt_ratio(identity.get('accuracy'))} "
+                      f"| {_fmt_gain(d.get('rectification_gain'))} |")
+        if show_displacement:
+            rectifier = d.get("rectifier")
+            extra += " - |" if rectifier is None else f" {_fmt_displacement(rectifier)} |"
         lines.append(
             f"| {d['name']} | {d['size']} | {_fmt_ratio(d.get('accuracy'))} "
-            f"| {_fmt_ratio(d.get('one_minus_ned'))} | {lexicon} "
-            f"| {d.get('num_empty_groundtruth', 0)} | {_fmt_dropped(d.get('dropped'))} "
+            f"| {_fmt_ratio(d.get('one_minus_ned'))} | {lexicon} |{extra}"
+            f" {d.get('num_empty_groundtruth', 0)} | {_fmt_dropped(d.get('dropped'))} "
             f"| {d.get('images_per_sec', 0.0):.1f} |"
         )
     lines.append("")
     lines.append("images/s: steady-state throughput after the first batch (which pays the "
                  "one-time graph warm-up); dropped/corrupt: records skipped by the input reader.")
+    if show_identity:
+        lines.append("identity-rect. accuracy: the same images decoded with the rectifier forced "
+                     "to the identity (control points at the TPS target pattern, a plain "
+                     "resize); rectification gain: accuracy minus it, in percentage points.")
+    if show_displacement:
+        lines.append("control-point displacement: distance of the predicted control points "
+                     "from the rectifier's initial ones in pixels of the model input, mean over "
+                     "the points, then over the images (max: the per-image maximum, averaged); "
+                     "about 0 means the rectifier has not moved from its initialisation.")
     lines.append("")
     others = [p for p in (36, 62, 94) if p != protocol]
-    if results["datasets"] and others:
+    if datasets and others:
         lines.append("Other protocols (accuracy / 1 - NED): " + "; ".join(
             f"{d['name']}: " + ", ".join(
                 f"{p}: {_fmt_ratio(d['protocols'][str(p)]['accuracy'])} / "
@@ -293,7 +333,10 @@ def write_reports(results, eval_dir):
         dicts), evaluated_at, and datasets: a list of dicts with name, size, accuracy,
         one_minus_ned, lexicon_accuracy, num_with_lexicon, num_empty_groundtruth, dropped
         (dict reason -> count), images_per_sec (after the first batch), protocols
-        ({"36": {...}, ...}).
+        ({"36": {...}, ...}); optionally rectifier ({"mean_displacement",
+        "mean_displacement_px", "max_displacement", "max_displacement_px",
+        "num_control_points"}), identity_rectification ({"accuracy", "one_minus_ned",
+        "num_correct"}) and rectification_gain (see evaluator).
       eval_dir: the evaluation folder.
 
     Returns:

@@ -14,6 +14,17 @@ exponential moving averages when eval_config.use_moving_averages). Outputs (see 
     eval_dir/step-<step>/results.{json,md}       the report of that checkpoint
     eval_dir/step-<step>/predictions-<dataset>.tsv
     eval_dir/results.{json,md}                   the newest report
+
+Rectifier diagnostics (models with a spatial transformer: a `spatial_transformer` attribute
+with `init_control_points` and `target_control_points`): every dataset's result carries
+"rectifier", how far the predicted control points moved from the rectifier's initial ones (per
+image the mean and the maximum over the K points of the Euclidean distance, averaged over the
+images; normalised and in pixels of the model input). With
+eval_config.compare_identity_rectification the same batches are also decoded with the control
+points replaced by the TPS target pattern (the identity rectification, a plain resize), through a
+second predict() that reuses every variable; the result then carries "identity_rectification"
+({"accuracy", "one_minus_ned", "num_correct"}, primary protocol) and "rectification_gain"
+(accuracy - identity accuracy).
 """
 
 import csv
@@ -21,6 +32,8 @@ import datetime
 import logging
 import os
 import time
+
+import numpy as np
 
 from aster import eval_util
 from aster.core.standard_fields import InputDataFields as Fields
@@ -94,6 +107,7 @@ class Evaluator:
         paths = [_input_path(r) for r in readers]
         names = eval_util.dataset_names(paths, list(self._eval_config.dataset_name))
         self._datasets = list(zip(names, readers, paths, strict=True))
+        self._warned_no_rectifier = False
         os.makedirs(eval_dir, exist_ok=True)
 
     @property
@@ -162,6 +176,15 @@ class Evaluator:
             "batch_size": self._eval_config.batch_size,
             "ignore_groundtruth": self._eval_config.ignore_groundtruth,
         }
+        if epoch["rectifier"] is not None:
+            result["rectifier"] = epoch["rectifier"]
+        if epoch["identity"] is not None:
+            identity = epoch["identity"].result()
+            result["identity_rectification"] = {
+                k: identity[k] for k in ("accuracy", "one_minus_ned", "num_correct")}
+            result["rectification_gain"] = (
+                None if result["accuracy"] is None or identity["accuracy"] is None
+                else result["accuracy"] - identity["accuracy"])
         sheet_path = os.path.join(dataset_dir, f"examples-{step}.png")
         result["examples_shown"] = [v["index"] for v in epoch["visuals"]]
         sheet = visualization.make_example_sheet(
@@ -185,8 +208,19 @@ class Evaluator:
                                               self._eval_config.batch_size)
         before = set(tf.global_variables())
         model = self._model_fn()
-        predictions = model.postprocess(model.predict(model.preprocess(batch[Fields.image])))
+        images = model.preprocess(batch[Fields.image])
+        predictions = model.postprocess(model.predict(images))
         model_vars = [v for v in tf.global_variables() if v not in before]
+        stn = _spatial_transformer(model)
+        identity_text = None
+        if self._eval_config.compare_identity_rectification:
+            if stn is None:
+                if not self._warned_no_rectifier:
+                    logger.warning("eval_config.compare_identity_rectification is set but the "
+                                   "model has no spatial transformer; skipping the comparison")
+                    self._warned_no_rectifier = True
+            else:
+                identity_text = identity_rectification_text(model, images)
         saver = make_saver(model_vars, checkpoint_path, self._eval_config.use_moving_averages)
         others = [v for v in tf.global_variables() if v not in set(model_vars)]
         init_op = tf.group(tf.variables_initializer(others), tf.local_variables_initializer(),
@@ -200,11 +234,20 @@ class Evaluator:
             # Cumulative counts up to this batch: fetched with it, the last value is the total.
             "dropped": dict(drop_counts or {}),
         }
+        if stn is not None:
+            light["rectifier"] = control_point_displacement(
+                predictions[PredictionFields.control_points], stn.init_control_points,
+                tf.shape(images)[1], tf.shape(images)[2])
+        if identity_text is not None:
+            light["identity_text"] = identity_text
         heavy = dict(light, image=batch[Fields.image])
         for key in (PredictionFields.control_points, PredictionFields.rectified_images):
             if predictions.get(key) is not None:
                 heavy[key] = predictions[key]
-        return {"light": light, "heavy": heavy}, saver, init_op
+        fetches = {"light": light, "heavy": heavy}
+        if stn is not None:
+            fetches["num_control_points"] = int(np.shape(stn.init_control_points)[0])
+        return fetches, saver, init_op
 
     def _run_epoch(self, sess, fetches):
         """Runs the eval epoch; returns evaluations per protocol, visual examples and timing."""
@@ -212,6 +255,9 @@ class Evaluator:
         limit = config.num_examples
         evaluations = {p: recognition_evaluation.RecognitionEvaluation(p)
                        for p in recognition_evaluation.PROTOCOLS}
+        identity = (recognition_evaluation.RecognitionEvaluation(config.protocol)
+                    if "identity_text" in fetches["light"] else None)
+        displacement = {k: 0.0 for k in fetches["light"].get("rectifier", {})}
         collector = _VisualCollector(config.num_visualizations, config.only_visualize_incorrect)
         count, dropped = 0, {k: 0 for k in fetches["light"]["dropped"]}
         start = time.perf_counter()
@@ -230,6 +276,10 @@ class Evaluator:
                                              scores=out["scores"][:n])
                 if protocol == config.protocol:
                     collector.add(out, added)
+            if identity is not None:
+                identity.add_batch(out["identity_text"][:n], gts)
+            for key in displacement:
+                displacement[key] += float(np.sum(out["rectifier"][key][:n], dtype=np.float64))
             count += n
             if warm is None:
                 warm = (time.perf_counter(), count)
@@ -241,7 +291,19 @@ class Evaluator:
             "seconds": end - start,
             "first_batch_seconds": (warm[0] - start) if warm else 0.0,
             "images_per_sec": _throughput(start, warm, end, count),
+            "rectifier": _displacement_report(displacement, count,
+                                              fetches.get("num_control_points")),
+            "identity": identity,
         }
+
+
+def _displacement_report(sums, count, num_control_points):
+    """The "rectifier" entry of a dataset's result from the per-image sums (None without one)."""
+    if num_control_points is None:
+        return None
+    report = {k: (v / count if count else None) for k, v in sums.items()}
+    report["num_control_points"] = num_control_points
+    return report
 
 
 def _throughput(start, warm, end, count):
@@ -289,6 +351,76 @@ class _VisualCollector:
 
 def _get(out, key, i):
     return out[key][i] if key in out else None
+
+
+# --------------------------------------------------------------------------- rectifier
+
+
+def _spatial_transformer(model):
+    """The model's spatial transformer when it has one with init_control_points and
+    target_control_points (aster.core.spatial_transformer.SpatialTransformer), else None."""
+    stn = getattr(model, "spatial_transformer", None)
+    if stn is None or any(getattr(stn, name, None) is None
+                          for name in ("init_control_points", "target_control_points")):
+        return None
+    return stn
+
+
+def control_point_displacement(control_points, init_points, input_height, input_width):
+    """Per-image distances of predicted control points from the rectifier's initial ones.
+
+    Args:
+      control_points: [B, K, 2] float32 normalised (x, y) in the rectifier's input.
+      init_points: [K, 2] numpy (SpatialTransformer.init_control_points).
+      input_height, input_width: the rectifier's input size in pixels (int or scalar tensors).
+
+    Returns:
+      dict of [B] float32 tensors: mean_displacement / max_displacement (mean and maximum over
+      the K points of the Euclidean distance, normalised units) and mean_displacement_px /
+      max_displacement_px (the same with x scaled by input_width and y by input_height).
+    """
+    init = tf.constant(np.asarray(init_points, np.float32))
+    with tf.name_scope("ControlPointDisplacement"):
+        diff = tf.cast(control_points, tf.float32) - init[None]
+        scale = tf.cast(tf.stack([input_width, input_height]), tf.float32)
+        distance = tf.sqrt(tf.reduce_sum(tf.square(diff), axis=-1))
+        distance_px = tf.sqrt(tf.reduce_sum(tf.square(diff * scale), axis=-1))
+        return {
+            "mean_displacement": tf.reduce_mean(distance, axis=1),
+            "max_displacement": tf.reduce_max(distance, axis=1),
+            "mean_displacement_px": tf.reduce_mean(distance_px, axis=1),
+            "max_displacement_px": tf.reduce_max(distance_px, axis=1),
+        }
+
+
+def identity_rectification_text(model, preprocessed_images):
+    """Decodes `preprocessed_images` again with the rectifier forced to the identity.
+
+    The control points are replaced by the TPS target pattern
+    (spatial_transformer.target_control_points, for which the TPS grid is the identity map)
+    and model.predict runs a second time under a reusing variable scope, so it shares every
+    variable of the normal path (call it after the normal predict()).
+
+    Returns:
+      [B] string tensor: the fused text of that path.
+
+    Raises:
+      RuntimeError: the second path created variables (it would not share the restored ones).
+    """
+    stn = model.spatial_transformer
+    target = tf.constant(np.asarray(stn.target_control_points, np.float32))
+    batch_size = tf.shape(preprocessed_images)[0]
+    points = tf.tile(target[None], [batch_size, 1, 1])
+    before = set(tf.global_variables())
+    with tf.variable_scope(tf.get_variable_scope(), reuse=True), \
+            tf.name_scope("IdentityRectification"):
+        predictions = model.postprocess(model.predict(preprocessed_images,
+                                                      control_points=points))
+    created = [v.op.name for v in tf.global_variables() if v not in before]
+    if created:
+        raise RuntimeError(f"the identity-rectification path created {len(created)} variables "
+                           f"instead of reusing the model's: {created[:5]}")
+    return predictions[PredictionFields.text]
 
 
 # --------------------------------------------------------------------------- restore
@@ -378,6 +510,17 @@ def _write_summaries(dataset_dir, step, result, sheet_png):
                     "num_empty_groundtruth", "num_dropped")
         if result.get(key) is not None
     ]
+    extra = {
+        "rectifier/mean_displacement_px": (result.get("rectifier") or {}).get(
+            "mean_displacement_px"),
+        "rectifier/max_displacement_px": (result.get("rectifier") or {}).get(
+            "max_displacement_px"),
+        "identity_rectification/accuracy": (result.get("identity_rectification") or {}).get(
+            "accuracy"),
+        "rectification_gain": result.get("rectification_gain"),
+    }
+    values += [tf.Summary.Value(tag=f"eval/{k}", simple_value=float(v))
+               for k, v in extra.items() if v is not None]
     values += [tf.Summary.Value(tag=f"eval/dropped_{k}", simple_value=float(v))
                for k, v in result["dropped"].items()]
     height, width = visualization.png_size(sheet_png)

@@ -209,3 +209,37 @@ def test_decoding_settings_reads_each_predictor():
     auxiliary = model.multi_predictors_recognition_model.predictor.add(name="Ctc", auxiliary=True)
     auxiliary.ctc_predictor.beam_width = 1
     assert [s["predictor"] for s in eval_util.decoding_settings(model)] == ["Backward"]
+
+
+def test_format_markdown_shows_rectifier_columns_and_dashes_where_absent():
+    results = _results()
+    plain = dict(results["datasets"][0], name="svt", size=647)
+    results["datasets"][0].update(
+        rectifier={"mean_displacement": 0.01, "mean_displacement_px": 1.234,
+                   "max_displacement": 0.02, "max_displacement_px": 2.5,
+                   "num_control_points": 20},
+        identity_rectification={"accuracy": 0.9, "one_minus_ned": 0.95, "num_correct": 2700},
+        rectification_gain=0.034)
+    results["datasets"].append(plain)
+    md = eval_util.format_markdown(results)
+    assert ("| dataset | size | accuracy | 1 - NED | lexicon accuracy | identity-rect. accuracy "
+            "| rectification gain | control-point displacement (px) | empty ground truth "
+            "| dropped/corrupt | images/s |") in md
+    assert "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" in md
+    assert ("| iiit5k | 3000 | 93.40% | 97.00% | n/a | 90.00% | +3.40 pp | 1.23 (max 2.50) "
+            "| 2 | 1 (undecodable 1) | 123.4 |") in md
+    assert "| svt | 647 | 93.40% | 97.00% | n/a | - | - | - | 2 | 1 (undecodable 1) | 123.4 |" in md
+    assert "forced to the identity" in md and "initial ones in pixels" in md
+
+
+def test_format_markdown_displacement_column_alone_and_missing_gain():
+    results = _results()
+    results["datasets"][0]["rectifier"] = {"mean_displacement_px": 0.0,
+                                           "max_displacement_px": 0.0}
+    md = eval_util.format_markdown(results)
+    assert "identity-rect." not in md
+    assert "| n/a | 0.00 (max 0.00) | 2 |" in md
+    results["datasets"][0].update(identity_rectification={"accuracy": None},
+                                  rectification_gain=None)
+    md = eval_util.format_markdown(results)
+    assert "| n/a | n/a | n/a | 0.00 (max 0.00) | 2 |" in md

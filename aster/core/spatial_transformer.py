@@ -226,24 +226,50 @@ class SpatialTransformer:
         """[K, 2] numpy float64: where the control points lie on the rectified image."""
         return self._target_control_points
 
-    def batch_transform(self, images, scope=None):
+    def batch_transform(self, images, scope=None, control_points=None):
         """Rectifies a batch.
 
         Args:
           images: [B, H, W, C] float32 in [-1, 1], any static or dynamic H, W.
           scope: variable scope name, default "SpatialTransformer".
+          control_points: optional [B, K, 2] (or [K, 2], broadcast over the batch) normalised
+            (x, y) in the input image. When given, the localization network is skipped (no
+            variable is created or read) and the images are sampled with these points;
+            target_control_points gives the identity rectification (a plain bilinear resize
+            to the output size).
 
         Returns:
           dict with "rectified_images" [B, output_h, output_w, C] float32 and "control_points"
-          [B, K, 2] float32 normalised (x, y) in the input image.
+          [B, K, 2] float32 normalised (x, y) in the input image (the given ones, if any).
+
+        Raises:
+          ValueError: control_points with a static shape other than [B, K, 2] / [K, 2].
         """
         with tf.variable_scope(scope, "SpatialTransformer", [images]):
-            control_points = self._localize(images)
+            if control_points is None:
+                control_points = self._localize(images)
+            else:
+                control_points = self._given_control_points(images, control_points)
             grid = self.grid_from_control_points(control_points)
             rectified = bilinear_sample(images, grid)
             if self._summarize_activations:
                 tf.summary.histogram("control_points", control_points)
         return {"rectified_images": rectified, "control_points": control_points}
+
+    def _given_control_points(self, images, control_points):
+        """Checks and batches control points handed to batch_transform: -> [B, K, 2] float32."""
+        points = tf.convert_to_tensor(control_points)
+        k = self._num_control_points
+        rank = points.shape.rank
+        if rank not in (2, 3) or any(
+                d is not None and d != want
+                for d, want in zip(points.shape[-2:].as_list(), (k, 2), strict=True)):
+            raise ValueError(f"control_points: expected shape [B, {k}, 2] or [{k}, 2], got "
+                             f"{points.shape}")
+        points = tf.cast(points, tf.float32)
+        if rank == 2:
+            points = tf.tile(points[None], [tf.shape(images)[0], 1, 1])
+        return points
 
     def grid_from_control_points(self, control_points):
         """Maps the output pixel centres into the input: [B, K, 2] -> [B, output_h, output_w, 2]."""

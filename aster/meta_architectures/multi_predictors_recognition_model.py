@@ -38,7 +38,8 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
             distinct names.
           is_training: Python bool.
           spatial_transformer: optional object with batch_transform(images, scope) -> dict with
-            "rectified_images" and "control_points".
+            "rectified_images" and "control_points" (and a control_points= keyword for
+            predict(control_points=...)).
           input_height, input_width: int, the size preprocess() resizes to.
           keypoint_supervision: bool, add an L2 loss between predicted and groundtruth control
             points (needs a spatial transformer and groundtruth keypoints).
@@ -97,19 +98,37 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
                 images = tf.compat.v2.image.resize(images, self._input_size, method="bilinear")
             return images * (2.0 / 255.0) - 1.0
 
-    def predict(self, preprocessed_images, scope=None):
+    def predict(self, preprocessed_images, scope=None, control_points=None):
         """Runs rectification, the encoder and (in inference) the decoders.
+
+        Args:
+          preprocessed_images: [B, input_height, input_width, 3] from preprocess().
+          scope: ignored (variable scopes are fixed so checkpoints stay loadable).
+          control_points: optional [B, K, 2] (or [K, 2]) normalised points that replace the
+            rectifier's prediction (its localization network is skipped), e.g.
+            spatial_transformer.target_control_points for the identity rectification. To run
+            this beside a normal predict() on the same variables, call it under
+            `tf.variable_scope(tf.get_variable_scope(), reuse=True)`.
 
         Returns:
           dict: rectified_images [B, oh, ow, 3], control_points [B, K, 2] ([B, 0, 2] without a
           rectifier), feature_maps (list of [B, T, D]), predictor_outputs (dict name -> the
           predictor's predict() dict; empty in training; auxiliary predictors never appear).
+
+        Raises:
+          ValueError: control_points given to a model without a spatial transformer.
         """
         del scope  # variable scopes are fixed so checkpoints stay loadable
         images = preprocessed_images
         batch_size = tf.shape(images)[0]
+        if control_points is not None and self._stn is None:
+            raise ValueError("control_points given but the model has no spatial transformer")
         if self._stn is not None:
-            stn_out = self._stn.batch_transform(images, scope="SpatialTransformer")
+            if control_points is None:
+                stn_out = self._stn.batch_transform(images, scope="SpatialTransformer")
+            else:
+                stn_out = self._stn.batch_transform(images, scope="SpatialTransformer",
+                                                    control_points=control_points)
             rectified = stn_out["rectified_images"]
             control_points = stn_out["control_points"]
         else:

@@ -185,6 +185,41 @@ def test_grid_follows_affine_control_point_moves():
     np.testing.assert_allclose(grid.reshape(-1, 2), expected, atol=1e-9)
 
 
+@pytest.mark.parametrize("in_size,out_size", [((24, 60), (16, 50)), ((12, 30), (20, 70))])
+def test_target_control_points_give_a_plain_bilinear_resize(in_size, out_size):
+    """Given the TPS target pattern, batch_transform is the identity map: a bilinear resize."""
+    image = np.random.RandomState(6).uniform(-1, 1, size=(2, *in_size, 3)).astype(np.float32)
+    with tf.Graph().as_default():
+        # The sine pattern and the margins make the localization's points far from the target.
+        stn = _transformer(output_h=out_size[0], output_w=out_size[1], margin_x=0.1,
+                           margin_y=0.15, init_bias_pattern="sine", activation="sigmoid")
+        target = np.tile(stn.target_control_points[None], [2, 1, 1]).astype(np.float32)
+        given = stn.batch_transform(tf.constant(image), control_points=tf.constant(target))
+        assert tf.global_variables() == []  # the localization network was skipped
+        localized = stn.batch_transform(tf.constant(image))
+        resized = tf.compat.v2.image.resize(tf.constant(image), out_size, method="bilinear")
+        given, localized, resized = _run([given, localized, resized])
+    assert given["rectified_images"].shape == (2, *out_size, 3)
+    np.testing.assert_allclose(given["rectified_images"], resized, atol=1e-4)
+    np.testing.assert_allclose(given["control_points"], target)
+    assert np.abs(localized["rectified_images"] - resized).max() > 0.1
+
+
+def test_given_control_points_broadcast_and_shape_checked():
+    image = np.random.RandomState(7).uniform(-1, 1, size=(3, 8, 20, 1)).astype(np.float32)
+    with tf.Graph().as_default():
+        stn = _transformer(output_h=8, output_w=20, num_control_points=6)
+        moved = stn.target_control_points * 0.5 + 0.25
+        out = stn.batch_transform(tf.constant(image), control_points=moved)  # [K, 2]
+        with pytest.raises(ValueError, match=r"control_points: expected shape \[B, 6, 2\]"):
+            stn.batch_transform(tf.constant(image), control_points=np.zeros([3, 4, 2]))
+        out = _run(out)
+    assert out["control_points"].shape == (3, 6, 2)
+    np.testing.assert_allclose(out["control_points"][2], moved, atol=1e-7)
+    expected = _numpy_bilinear(image[1], st.pixel_centre_grid(8, 20) * 0.5 + 0.25)
+    np.testing.assert_allclose(out["rectified_images"][1].reshape(-1, 1), expected, atol=1e-5)
+
+
 def test_gradients_reach_control_points_image_and_localization():
     with tf.Graph().as_default():
         stn = _transformer(output_h=8, output_w=20)

@@ -1,11 +1,15 @@
+import os
+
 import numpy as np
 import pytest
 
+from aster.builders import model_builder
 from aster.core import attention_decoder, label_map, loss
 from aster.core import standard_fields as fields
 from aster.meta_architectures import multi_predictors_recognition_model as mprm
 from aster.predictors import attention_predictor
 from aster.tf_setup import slim, tf
+from aster.utils import config_util
 
 
 class _FakeFeatureExtractor:
@@ -186,3 +190,43 @@ def test_constructor_rejects_bad_input_size():
         mprm.MultiPredictorsRecognitionModel(_FakeFeatureExtractor(),
                                              [_FixedPredictor("A", ["a"], [0.0])], False,
                                              input_height=0)
+
+
+def test_predict_with_control_points_without_rectifier_raises():
+    with tf.Graph().as_default():
+        model = _model([_FixedPredictor("A", ["a"], [0.0])])
+        with pytest.raises(ValueError, match="no spatial transformer"):
+            model.predict(model.preprocess(tf.zeros([1, 4, 6, 3])),
+                          control_points=np.zeros([1, 4, 2], np.float32))
+
+
+def test_predict_with_target_control_points_reuses_every_variable_and_is_a_resize():
+    """The tiny config's rectifier starts at the identity pattern, so an untrained model decodes
+    the same text on both paths; the forced path creates no variable and sees a plain resize."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    config = config_util.load_pipeline_config(os.path.join(root, "configs", "tiny.config"))
+    images = np.random.RandomState(0).uniform(0, 255, size=(3, 20, 50, 3)).astype(np.float32)
+    with tf.Graph().as_default():
+        model = model_builder.build(config.model, is_training=False)
+        preprocessed = model.preprocess(tf.constant(images))
+        normal = model.postprocess(model.predict(preprocessed))
+        names = sorted(v.op.name for v in tf.global_variables())
+        stn = model.spatial_transformer
+        target = np.tile(stn.target_control_points[None], [3, 1, 1]).astype(np.float32)
+        with tf.variable_scope(tf.get_variable_scope(), reuse=True):
+            forced = model.postprocess(model.predict(preprocessed, control_points=target))
+        assert sorted(v.op.name for v in tf.global_variables()) == names
+        assert "SpatialTransformer/LocalizationNet/fc2/weights" in names
+        resized = tf.compat.v2.image.resize(preprocessed, [32, 64], method="bilinear")
+        with tf.Session() as sess:
+            sess.run([tf.global_variables_initializer(), tf.tables_initializer()])
+            normal, forced, resized = sess.run([normal, forced, resized])
+    np.testing.assert_allclose(forced[fields.PredictionFields.control_points], target)
+    np.testing.assert_allclose(forced[fields.PredictionFields.rectified_images], resized,
+                               atol=1e-4)
+    np.testing.assert_allclose(normal[fields.PredictionFields.control_points], target,
+                               atol=1e-6)
+    assert list(forced[fields.PredictionFields.text]) == list(
+        normal[fields.PredictionFields.text])
+    np.testing.assert_allclose(forced[fields.PredictionFields.scores],
+                               normal[fields.PredictionFields.scores], atol=1e-5)
