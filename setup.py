@@ -70,6 +70,9 @@ setup(
         "numpy>=1.26",
         "pillow>=10",
         "editdistance>=0.8",
+        # The dictionary of aster-synth-words (aster/tools/vocabulary.py): pure data, no deps.
+        "english-words==2.0.2",
+        "fonttools==4.68.0",
     ],
     extras_require={
         "lmdb": ["lmdb>=1.4"],

@@ -49,9 +49,14 @@ def test_demo_config_is_valid_and_reads_make_train_data():
     config = config_util.load_pipeline_config(DEMO)
     config_util.validate(config)
     synth_dir = _makefile_variable("SYNTH_DIR")
-    paths = [config.train_input_reader[0].tf_record_input_reader.input_path,
-             config.eval_input_reader[0].tf_record_input_reader.input_path]
+    paths = [config.train_input_reader[0].tf_record_input_reader.input_path] + [
+        reader.tf_record_input_reader.input_path for reader in config.eval_input_reader]
     assert all(path.startswith(synth_dir + "/") for path in paths), paths
+    # val, val_ood (both halves) and the curved half, named in the report.
+    assert [os.path.basename(p) for p in paths[1:]] == [
+        "val.tfrecord", "val_ood_*.tfrecord", "val_ood_curved.tfrecord"]
+    assert list(config.eval_config.dataset_name) == ["val", "val_ood", "val_ood_curved"]
+    assert config.eval_config.compare_identity_rectification
     model = config.model.multi_predictors_recognition_model
     assert model.HasField("spatial_transformer")
     predictors = [p.attention_predictor for p in model.predictor if not p.auxiliary]
@@ -78,7 +83,7 @@ def synth_dir(tmp_path_factory):
     """A few hundred synthetic words, as `make train` generates them (small)."""
     output = tmp_path_factory.mktemp("synth")
     _run("aster.tools.synth_words", "--output_dir", output, "--num_train", 256, "--num_val", 48,
-         "--num_shards", 2, "--num_workers", 1, "--seed", 0)
+         "--num_val_ood", 0, "--num_shards", 2, "--num_workers", 1, "--seed", 0)
     return output
 
 

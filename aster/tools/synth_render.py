@@ -1,48 +1,48 @@
-"""Renders one synthetic word image: text mask, geometry, colours, blur and noise.
+"""Renders one synthetic word image and the keypoints of its text's top and bottom curves.
 
-Pure numpy + PIL (no TensorFlow), so it runs in worker processes. Everything random comes from the
-numpy Generator passed in, so an image is a function of (word, font, generator state).
+Pure NumPy + Pillow (no TensorFlow), so it runs in worker processes. Everything random comes from
+the numpy Generator passed in, so an image is a function of (text, font, generator state, style).
+The style mix is aster/tools/synth_style.py; backgrounds are aster/tools/synth_backgrounds.py;
+the warps are aster/tools/synth_geometry.py.
 
-Pipeline for one image (all optional steps are drawn per image):
-  1. draw the word in white on black at the font size, optionally with extra letter spacing;
-  2. curve it (sine displacement of columns), rotate it a little, warp it in perspective;
-  3. crop to the ink with random margins and resize to the output size;
-  4. composite a foreground colour over a solid / gradient / noise background with enough
-     luminance contrast, optionally with a drop shadow;
-  5. gaussian blur and gaussian pixel noise; encode as PNG.
+Pipeline for one image (optional steps drawn per image with the style's probabilities):
+  1. draw the word flat, white on black, at twice the output resolution: bold, thin, outline,
+     letter spacing, neighbouring text beside it;
+  2. compose the warps (slant, arc or sine curve, rotation, perspective) and map the ink box's
+     top and bottom lines through them: the keypoints;
+  3. crop around the warped ink with random (tight to loose) margins and sample the output
+     back through the warps (PIL's MESH transform, 2x2 supersampled);
+  4. composite a text colour of the drawn contrast, an outline colour and a drop shadow over a
+     background kind;
+  5. Gaussian or motion blur, down-then-up scaling, noise, JPEG artefacts; encode as PNG.
 """
 
 import dataclasses
 import io
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFilter, ImageFont
+from PIL import Image, ImageChops, ImageDraw, ImageFilter, ImageFont
 
-# Font sizes relative to the output height (the text is rendered, warped, then resized).
-_FONT_SCALES = (0.9, 1.15, 1.4)
+from aster.tools import synth_backgrounds, synth_geometry
+from aster.tools.synth_style import TRAIN_STYLE
+
+SUPERSAMPLE = 1
+KEYPOINTS_PER_CURVE = 10
+_THIN_LUT = [max(0, min(255, 2 * v - 200)) for v in range(256)]
+_NEIGHBOUR_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 
 @dataclasses.dataclass(frozen=True)
-class RenderOptions:
-    """Output size and augmentation strengths.
+class Rendered:
+    """One image: PNG bytes, size, keypoints [x0, y0, ...] in output pixels (the top curve left
+    to right, then the bottom curve), and what was drawn (curve kind, background kind)."""
 
-    height, width: output size in pixels (with keep_aspect, width is the maximum and the image is
-      as wide as the text's aspect ratio asks, at least `height` pixels).
-    curve_prob, perspective_prob, rotate_prob, blur_prob, noise_prob, shadow_prob: probabilities.
-    max_rotation: degrees; max_perspective: corner shift as a fraction of the text height.
-    """
-
-    height: int = 32
-    width: int = 100
-    keep_aspect: bool = False
-    curve_prob: float = 0.3
-    perspective_prob: float = 0.3
-    rotate_prob: float = 0.3
-    max_rotation: float = 5.0
-    max_perspective: float = 0.25
-    blur_prob: float = 0.4
-    noise_prob: float = 0.5
-    shadow_prob: float = 0.1
+    png: bytes
+    height: int
+    width: int
+    keypoints: tuple
+    curve: str  # "arc", "sine" or ""
+    background: str
 
 
 _FONT_CACHE = {}
@@ -55,151 +55,279 @@ def _font(path, size):
     return _FONT_CACHE[key]
 
 
-def _text_mask(text, font, spacing):
-    """White-on-black 'L' image of the text, padded by half the font size."""
-    pad = font.size // 2
-    if spacing == 0:
-        left, top, right, bottom = font.getbbox(text)
-        image = Image.new("L", (right - left + 2 * pad, bottom - top + 2 * pad), 0)
-        ImageDraw.Draw(image).text((pad - left, pad - top), text, font=font, fill=255)
-        return image
-    advances = [font.getlength(c) + spacing for c in text]
+def _uniform(rng, bounds):
+    return rng.uniform(bounds[0], bounds[1])
+
+
+def _pick(rng, kinds):
+    names = [name for name, _ in kinds]
+    weights = np.array([w for _, w in kinds], float)
+    return names[int(rng.choice(len(names), p=weights / weights.sum()))]
+
+
+# ------------------------------------------------------------------------------- 1. flat text
+
+def _draw(draw, xy, text, font, spacing, **stroke):
+    if not spacing:
+        draw.text(xy, text, font=font, fill=255, **stroke)
+        return
+    x = xy[0]
+    for char in text:
+        draw.text((x, xy[1]), char, font=font, fill=255, **stroke)
+        x += font.getlength(char) + spacing
+
+
+def _text_width(text, font, spacing):
+    return font.getlength(text) + spacing * len(text)
+
+
+def _flat_masks(text, font, rng, style):
+    """'L' images (fill, outline or None) of the flat text and the main word's ink box."""
+    spacing = rng.uniform(0.05, style.max_spacing) * font.size \
+        if rng.random() < style.spacing_prob else 0.0
+    bold = rng.random() < style.bold_prob
+    thin = not bold and rng.random() < style.thin_prob
+    outline = rng.random() < style.outline_prob
     ascent, descent = font.getmetrics()
-    image = Image.new("L", (int(sum(advances) + 2 * pad + font.size), ascent + descent + 2 * pad))
-    draw, x = ImageDraw.Draw(image), float(pad)
-    for char, advance in zip(text, advances, strict=True):
-        draw.text((x, pad), char, font=font, fill=255)
-        x += advance
+    pad = font.size
+    word_w = _text_width(text, font, spacing)
+    size = (int(word_w + 2 * pad), ascent + descent + 2 * pad)
+    fill = Image.new("L", size, 0)
+    stroke = {"stroke_width": max(1, round(font.size * rng.uniform(0.03, 0.07))),
+              "stroke_fill": 255} if bold else {}
+    _draw(ImageDraw.Draw(fill), (pad, pad), text, font, spacing, **stroke)
+    if thin:  # erode by a pixel at large sizes; keep only the stroke cores at small ones
+        thinner = fill.filter(ImageFilter.MinFilter(3)) if font.size >= 48 else None
+        if thinner is None or np.asarray(thinner).sum() < 0.35 * np.asarray(fill).sum():
+            thinner = fill.point(_THIN_LUT)
+        fill = thinner
+    box = fill.getbbox() or (pad, pad, pad + 1, pad + 1)
+    if rng.random() < style.neighbour_prob:
+        _draw_neighbours(fill, font, rng, box, spacing)
+    ring = None
+    if outline:
+        ring = Image.new("L", size, 0)
+        width = max(1, round(font.size * rng.uniform(0.04, 0.1)))
+        _draw(ImageDraw.Draw(ring), (pad, pad), text, font, spacing, stroke_width=width,
+              stroke_fill=255)
+        ring = ImageChops.subtract(ring, fill)
+    return (fill, ring), box
+
+
+def _draw_neighbours(image, font, rng, box, spacing):
+    """Other text left and right of the word, a space away, to be clipped by the crop."""
+    draw = ImageDraw.Draw(image)
+    gap = font.getlength(" ") * rng.uniform(0.8, 2.0) + spacing
+    for side in (-1, 1):
+        chars = "".join(rng.choice(list(_NEIGHBOUR_CHARS), size=int(rng.integers(2, 6))))
+        width = _text_width(chars, font, spacing)
+        x = box[0] - gap - width if side < 0 else box[2] + gap
+        _draw(draw, (x, font.size), chars, font, spacing)
+
+
+# ------------------------------------------------------------------------------ 2. the warps
+
+def _warps(box, rng, style):
+    """The warps for this image and the kind of curve ("arc", "sine" or "")."""
+    left, top, right, bottom = box
+    ink_w, ink_h = right - left, bottom - top
+    warps, curve = [], ""
+    if rng.random() < style.slant_prob:
+        warps.append(synth_geometry.Shear(rng.uniform(-style.max_slant, style.max_slant), bottom))
+    if rng.random() < style.curve_prob:
+        if rng.random() < style.arc_share:
+            angle = rng.uniform(style.min_arc, style.max_arc)
+            radius = max(ink_w / angle, 2.0 * ink_h)  # short words bend less
+            warps.append(synth_geometry.Arc((left + right) / 2, (top + bottom) / 2, radius,
+                                            up=rng.random() < 0.5))
+            curve = "arc"
+        else:
+            amplitude = rng.uniform(0.15, max(style.max_sine, 0.15)) * ink_h
+            period = rng.uniform(0.8, 2.0) * ink_w
+            warps.append(synth_geometry.Sine(amplitude, period, rng.uniform(0, 2 * np.pi)))
+            curve = "sine"
+    if rng.random() < style.rotate_prob:
+        x0, y0, x1, y1 = synth_geometry.bounds(warps, box)
+        warps.append(synth_geometry.Rotation(
+            rng.uniform(-style.max_rotation, style.max_rotation), (x0 + x1) / 2, (y0 + y1) / 2))
+    if rng.random() < style.perspective_prob:
+        x0, y0, x1, y1 = synth_geometry.bounds(warps, box)
+        corners = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
+        jitter = style.max_perspective * ink_h
+        moved = [(x + rng.uniform(-jitter, jitter), y + rng.uniform(-jitter, jitter))
+                 for x, y in corners]
+        warps.append(synth_geometry.Perspective(corners, moved))
+    return warps, curve
+
+
+def _crop(warps, box, rng, style):
+    """(left, top, right, bottom) of the crop around the warped ink box, in the warped plane."""
+    x0, y0, x1, y1 = synth_geometry.bounds(warps, box)
+    ink_h = box[3] - box[1]
+    scale = rng.uniform(1.0, 3.0) if rng.random() < style.loose_prob else 1.0
+    mx = np.array([_uniform(rng, style.margin_x) for _ in range(2)]) * ink_h * scale
+    my = np.array([_uniform(rng, style.margin_y) for _ in range(2)]) * ink_h * scale
+    left, right = x0 - mx[0], x1 + mx[1]
+    top, bottom = y0 - my[0], y1 + my[1]
+    return left, top, max(right, left + 4.0), max(bottom, top + 4.0)
+
+
+def _output_size(crop, style):
+    if not style.keep_aspect:
+        return style.width, style.height
+    aspect = (crop[2] - crop[0]) / max(crop[3] - crop[1], 1e-6)
+    return int(np.clip(round(aspect * style.height), style.height, style.width)), style.height
+
+
+def _mesh(warps, crop, size, curved):
+    """PIL MESH data: output cells and the quads of the flat mask they come from (each cell's
+    corners mapped back through the warps). Curves get 24 x 2 cells (an arc is within ~0.2 px
+    of its chords), the others 4 x 1 (homographies are close to bilinear over a word)."""
+    width, height = size
+    cols, rows = (24, 2) if curved else (4, 1)
+    xs = np.linspace(0, width, cols + 1)
+    ys = np.linspace(0, height, rows + 1)
+    gx, gy = np.meshgrid(crop[0] + xs * (crop[2] - crop[0]) / width,
+                         crop[1] + ys * (crop[3] - crop[1]) / height)
+    fx, fy = synth_geometry.inverse(warps, gx, gy)
+    mesh = []
+    for r in range(rows):
+        for c in range(cols):
+            box = (int(xs[c]), int(ys[r]), int(xs[c + 1]), int(ys[r + 1]))
+            quad = (fx[r, c], fy[r, c], fx[r + 1, c], fy[r + 1, c], fx[r + 1, c + 1],
+                    fy[r + 1, c + 1], fx[r, c + 1], fy[r, c + 1])
+            mesh.append((box, tuple(float(v) for v in quad)))
+    return mesh
+
+
+def _sample(masks, warps, crop, size, curved):
+    """The masks seen through the warps in the crop, at the output size: [h, w, C] in [0, 1].
+
+    Sampled with PIL's MESH transform (piecewise bilinear, exact at the cell corners) at twice
+    the output size, then box-filtered down by 2."""
+    s = SUPERSAMPLE
+    big = (size[0] * s, size[1] * s)
+    mesh = _mesh(warps, crop, big, curved)
+    channels = []
+    for mask in masks:
+        if mask is None:
+            channels.append(np.zeros((size[1], size[0]), np.float32))
+            continue
+        warped = mask.transform(big, Image.MESH, mesh, Image.BILINEAR).reduce(s)
+        channels.append(np.asarray(warped, np.float32) / 255.0)
+    return np.stack(channels, axis=-1)
+
+
+def _keypoints(warps, box, crop, size):
+    """Top then bottom line of the ink box through the warps, in output pixels (clipped)."""
+    left, top, right, bottom = box
+    xs = np.linspace(left, right, KEYPOINTS_PER_CURVE)
+    points = []
+    for y in (top, bottom):
+        wx, wy = synth_geometry.forward(warps, xs, np.full_like(xs, y))
+        px = np.clip((wx - crop[0]) * size[0] / (crop[2] - crop[0]), 0, size[0])
+        py = np.clip((wy - crop[1]) * size[1] / (crop[3] - crop[1]), 0, size[1])
+        points.extend(v for pair in zip(px, py, strict=True) for v in pair)
+    return tuple(float(v) for v in points)
+
+
+# ------------------------------------------------------------------------------ 4. colours
+
+def _luminance(rgb):
+    return float(0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2])
+
+
+def _color_at(rng, luminance, max_chroma=70.0):
+    tint = rng.uniform(-1, 1, 3) * rng.uniform(0, max_chroma)
+    tint -= _luminance(tint)
+    return np.clip(luminance + tint, 0, 255)
+
+
+def _text_colors(rng, background, style):
+    """(text colour, outline colour) with the drawn luminance contrast against the background."""
+    bg = _luminance(background.reshape(-1, 3).mean(axis=0))
+    low = rng.random() < style.low_contrast_prob
+    contrast = _uniform(rng, style.low_contrast if low else style.contrast)
+    darker, lighter = bg - contrast, bg + contrast
+    if darker >= 0 and (lighter > 255 or rng.random() < 0.65):
+        target = darker
+    elif lighter <= 255:
+        target = lighter
+    else:
+        target = 0.0 if bg > 127 else 255.0
+    text = _color_at(rng, target)
+    outline = _color_at(rng, 255.0 - target if abs(255.0 - 2 * target) > 60 else bg, 40.0)
+    return text, outline
+
+
+def _composite(alpha, rng, style):
+    height, width = alpha.shape[:2]
+    kind = _pick(rng, style.backgrounds)
+    image = synth_backgrounds.KINDS[kind](rng, height, width).astype(np.float32)
+    text, outline = _text_colors(rng, image, style)
+    fill, ring = alpha[..., 0:1], alpha[..., 1:2]
+    if rng.random() < style.shadow_prob:
+        dx, dy = (int(v) for v in rng.integers(1, 3, 2))
+        shadow = np.zeros_like(fill)
+        shadow[dy:, dx:] = np.maximum(fill, ring)[:-dy, :-dx]
+        image = image * (1 - rng.uniform(0.4, 0.8) * shadow)
+    image = image * (1 - ring) + outline * ring
+    return image * (1 - fill) + text * fill, kind
+
+
+# ------------------------------------------------------------------------------ 5. photometric
+
+def _motion_kernel(rng):
+    kernel = np.zeros((5, 5))
+    direction = int(rng.integers(4))
+    for i in range(5):
+        kernel[((2, i), (i, 2), (i, i), (i, 4 - i))[direction]] = 1.0
+    return ImageFilter.Kernel((5, 5), kernel.ravel().tolist(), scale=kernel.sum())
+
+
+def _photometric(image, rng, style):
+    width, height = image.size
+    if rng.random() < style.blur_prob:
+        image = image.filter(ImageFilter.GaussianBlur(rng.uniform(0.3, style.max_blur)))
+    if rng.random() < style.motion_blur_prob:
+        image = image.filter(_motion_kernel(rng))
+    if rng.random() < style.downscale_prob:
+        factor = rng.uniform(style.min_downscale, 0.9)
+        small = (max(4, round(width * factor)), max(4, round(height * factor)))
+        image = image.resize(small, Image.BILINEAR).resize((width, height), Image.BILINEAR)
+    if rng.random() < style.noise_prob:
+        noisy = np.asarray(image, np.float32) + rng.normal(0, rng.uniform(2, style.max_noise),
+                                                            (height, width, 3))
+        image = Image.fromarray(np.clip(noisy, 0, 255).astype(np.uint8))
+    if rng.random() < style.jpeg_prob:
+        buffer = io.BytesIO()
+        image.save(buffer, format="JPEG", quality=int(rng.integers(*style.jpeg_quality)))
+        image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
     return image
 
 
-def _curve(mask, rng):
-    """Shifts each column vertically along a sine of random amplitude, period and phase."""
-    array = np.asarray(mask)
-    height, width = array.shape
-    amplitude = rng.uniform(0.1, 0.35) * height
-    period = rng.uniform(0.8, 2.5) * width
-    shift = np.round(amplitude * np.sin(2 * np.pi * np.arange(width) / period
-                                        + rng.uniform(0, 2 * np.pi))).astype(np.int64)
-    pad = int(np.abs(shift).max()) + 1
-    padded = np.pad(array, ((pad, pad), (0, 0)))
-    rows = np.arange(height + 2 * pad)[:, None] - shift[None, :]
-    return Image.fromarray(np.take_along_axis(padded, np.clip(rows, 0, len(padded) - 1), 0))
-
-
-def _perspective_coefficients(source, target):
-    """PIL PERSPECTIVE coefficients mapping output points `target` to input points `source`."""
-    rows = []
-    for (x, y), (u, v) in zip(target, source, strict=True):
-        rows.append([x, y, 1, 0, 0, 0, -u * x, -u * y])
-        rows.append([0, 0, 0, x, y, 1, -v * x, -v * y])
-    return np.linalg.solve(np.array(rows, float), np.array(source, float).ravel())
-
-
-def _perspective(mask, rng, strength):
-    width, height = mask.size
-    jitter = strength * height * 0.5
-    corners = [(0, 0), (width, 0), (width, height), (0, height)]
-    moved = [(x + rng.uniform(-jitter, jitter), y + rng.uniform(-jitter, jitter))
-             for x, y in corners]
-    xs, ys = [p[0] for p in moved], [p[1] for p in moved]
-    target = [(x - min(xs), y - min(ys)) for x, y in moved]
-    size = (int(np.ceil(max(xs) - min(xs))), int(np.ceil(max(ys) - min(ys))))
-    return mask.transform(size, Image.PERSPECTIVE, _perspective_coefficients(corners, target),
-                          Image.BILINEAR)
-
-
-def _crop_to_ink(mask, rng, height):
-    box = mask.getbbox()
-    if box is None:
-        return mask
-    ink_h = box[3] - box[1]
-    mx, my = rng.uniform(0.0, 0.25, 2) * ink_h, rng.uniform(0.0, 0.2, 2) * ink_h
-    return mask.crop((int(box[0] - mx[0]), int(box[1] - my[0]), int(box[2] + mx[1]) + 1,
-                      int(box[3] + my[1]) + 1))
-
-
-def _output_size(mask, options):
-    if not options.keep_aspect:
-        return options.width, options.height
-    aspect = mask.width / max(mask.height, 1)
-    return int(np.clip(round(aspect * options.height), options.height, options.width)), \
-        options.height
-
-
-def _luminance(rgb):
-    return 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]
-
-
-def _colors(rng):
-    """A background base colour and a foreground colour at least 70 levels apart in luminance."""
-    background = rng.uniform(0, 255, 3)
-    for _ in range(20):
-        foreground = rng.uniform(0, 255, 3)
-        if abs(_luminance(foreground) - _luminance(background)) >= 70:
-            return background, foreground
-    return background, 255.0 - background if _luminance(background) < 128 else background * 0.2
-
-
-def _background(rng, base, height, width):
-    kind = rng.integers(3)
-    if kind == 0:  # solid
-        return np.broadcast_to(base, (height, width, 3)).astype(np.float32)
-    if kind == 1:  # linear gradient to a nearby colour
-        other = np.clip(base + rng.uniform(-60, 60, 3), 0, 255)
-        ramp = np.linspace(0, 1, width if rng.random() < 0.5 else height, dtype=np.float32)
-        ramp = ramp[None, :, None] if len(ramp) == width else ramp[:, None, None]
-        return np.broadcast_to(base + ramp * (other - base), (height, width, 3)).astype(np.float32)
-    small = rng.normal(0, rng.uniform(10, 35), (max(2, height // 4), max(2, width // 4), 3))
-    texture = np.asarray(Image.fromarray(np.clip(small + 128, 0, 255).astype(np.uint8)).resize(
-        (width, height), Image.BILINEAR), np.float32) - 128
-    return np.clip(base + texture, 0, 255)
-
-
-def _composite(alpha, rng, options):
-    height, width = alpha.shape
-    base, foreground = _colors(rng)
-    image = _background(rng, base, height, width)
-    if rng.random() < options.shadow_prob:
-        dx, dy = rng.integers(1, 3, 2)
-        shadow = np.zeros_like(alpha)
-        shadow[dy:, dx:] = alpha[:-dy, :-dx]
-        image = image * (1 - 0.6 * shadow[..., None])
-    return image * (1 - alpha[..., None]) + foreground * alpha[..., None]
-
-
-def render(text, font_path, rng, options=RenderOptions()):
+def render(text, font_path, rng, style=TRAIN_STYLE):
     """Renders `text` with the font at `font_path`.
 
     Args:
-      text: str, the word (characters the font can draw).
+      text: str, the word (characters the font can draw: check FontInfo.can_draw first).
       font_path: str, a TrueType/OpenType file.
       rng: numpy.random.Generator, the only source of randomness.
-      options: RenderOptions.
+      style: synth_style.RenderStyle.
 
     Returns:
-      (png_bytes, height, width): the encoded RGB image and its size.
+      Rendered.
     """
-    font = _font(font_path, round(options.height * _FONT_SCALES[rng.integers(len(_FONT_SCALES))]))
-    spacing = rng.uniform(0.05, 0.3) * font.size if rng.random() < 0.15 else 0
-    mask = _text_mask(text, font, spacing)
-    if rng.random() < options.curve_prob:
-        mask = _curve(mask, rng)
-    if rng.random() < options.rotate_prob:
-        angle = rng.uniform(-options.max_rotation, options.max_rotation)
-        mask = mask.rotate(angle, resample=Image.BILINEAR, expand=True)
-    if rng.random() < options.perspective_prob:
-        mask = _perspective(mask, rng, options.max_perspective)
-    mask = _crop_to_ink(mask, rng, font.size)
-    size = _output_size(mask, options)
-    alpha = np.asarray(mask.resize(size, Image.BILINEAR), np.float32) / 255.0
-    image = Image.fromarray(np.clip(_composite(alpha, rng, options), 0, 255).astype(np.uint8))
-    if rng.random() < options.blur_prob:
-        image = image.filter(ImageFilter.GaussianBlur(rng.uniform(0.3, 1.0)))
-    if rng.random() < options.noise_prob:
-        noisy = np.asarray(image, np.float32) + rng.normal(0, rng.uniform(2, 10), (size[1],
-                                                                                   size[0], 3))
-        image = Image.fromarray(np.clip(noisy, 0, 255).astype(np.uint8))
+    font = _font(font_path, round(style.height * SUPERSAMPLE * _uniform(rng, style.font_scale)))
+    masks, box = _flat_masks(text, font, rng, style)
+    warps, curve = _warps(box, rng, style)
+    crop = _crop(warps, box, rng, style)
+    size = _output_size(crop, style)
+    alpha = _sample(masks, warps, crop, size, bool(curve))
+    pixels, background = _composite(alpha, rng, style)
+    image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8))
+    image = _photometric(image, rng, style)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG", compress_level=1)
-    return buffer.getvalue(), size[1], size[0]
+    return Rendered(buffer.getvalue(), size[1], size[0], _keypoints(warps, box, crop, size),
+                    curve, background)

@@ -1,119 +1,136 @@
-"""`aster-synth-words`: synthetic word images as TFRecords for out-of-the-box training.
+"""`aster-synth-words`: synthetic word images as TFRecords, with an out-of-distribution split.
 
-    aster-synth-words --output_dir data/synth --num_train 100000 --num_val 2000 --num_shards 8
+    aster-synth-words --output_dir data/synth --num_train 100000 --num_val 2000 --num_val_ood 2000
 
-writes `data/synth/train-0000k-of-00008.tfrecord`, `data/synth/val.tfrecord` and a
-`<split>_manifest.json` beside them (fonts, families, word counts, seed, settings).
+writes, in --output_dir:
+  train-0000k-of-0000n.tfrecord   training images (style "train", training words and fonts)
+  val.tfrecord                    in-distribution validation: unseen words and font families,
+                                  the training style mix
+  val_ood_straight.tfrecord       out-of-distribution validation, half without curves ...
+  val_ood_curved.tfrecord         ... and half curved (arc or sine): words, font families and
+                                  style mix (aster/tools/synth_style.py "ood") all disjoint
+                                  from training; evaluate `val_ood_*.tfrecord` for the whole set
+  <split>_manifest.json           per split: fonts, word and length counts, style, speed
+  manifest.json                   all of it in one file
 
-Words: the built-in list (aster/tools/word_list.py) in lower, Capitalised or UPPER case, plus random
-alphanumeric strings (`--random_fraction`). Fonts: every usable font on the machine
-(aster/tools/fonts.py); the ones used are printed. Rendering: aster/tools/synth_render.py.
+Words: aster/tools/vocabulary.py (the english-words dictionary, or --word_list FILE), split
+three ways by a hash of the lower-cased text. Fonts: every usable font on the machine
+(aster/tools/fonts.py), split three ways by family. Every image carries `image/keypoints`: the
+top and bottom lines of its word through the drawn geometry (aster/tools/synth_render.py).
 
-Splits and determinism. Image i of split s is rendered from numpy's SeedSequence([seed, s, i]), so
-the output depends only on the seed, the split, the index, the fonts found and the settings (not on
---num_workers), and train and validation never share a (word, font, seed) triple. With
-`--val_disjoint both` (the default) validation words and font families are also disjoint from
-training: a word belongs to validation when crc32(lower-cased word) % 10 == 0 (random strings
-included), and whole font families are held out (`--heldout_font_families`, or automatically the
-20% of families with the fewest files; with a single family, individual font files, and a warning).
+Determinism. Image i of a split is rendered from numpy's SeedSequence([seed, split id, i]), so
+the output depends only on the seed, the split, the index, the fonts found and the settings (not
+on --num_workers). A word a font cannot draw (a character missing from its cmap) is never drawn
+with it: another font of the split is tried, else another word; the manifest counts these skips.
 """
 
 import argparse
+import collections
 import dataclasses
 import json
 import multiprocessing
 import os
-import string
 import sys
 import time
-import zlib
 
 import numpy as np
 
 from aster.tools import fonts as fonts_lib
-from aster.tools import synth_render, tfrecord_utils
-from aster.tools.word_list import WORDS
+from aster.tools import synth_render, synth_style, tfrecord_utils, vocabulary
 
-SPLITS = {"train": 0, "val": 1}
+# Rendered splits: (name, split id in the seed, word / font split, style preset, curve_prob).
+RENDER_SPLITS = (("train", 0, "train", "train", None), ("val", 1, "val", "train", None),
+                 ("val_ood_straight", 2, "val_ood", "ood", 0.0),
+                 ("val_ood_curved", 3, "val_ood", "ood", 1.0))
 DISJOINT_MODES = ("both", "words", "fonts", "none")
 _CHUNK = 128
-
-
-def word_split(word):
-    """"val" for the ~10% of words (case-insensitive) reserved to validation, else "train"."""
-    return "val" if zlib.crc32(word.lower().encode("utf-8")) % 10 == 0 else "train"
+_FONT_TRIES = 8
 
 
 @dataclasses.dataclass(frozen=True)
 class SplitPlan:
-    """What one split draws from: words, font families -> font paths, and render options."""
+    """What one rendered split draws from: its vocabulary, font families and style."""
 
     split: str
+    split_id: int
     seed: int
-    words: tuple
-    families: tuple  # ((family, (path, ...)), ...)
-    options: synth_render.RenderOptions
-    random_fraction: float = 0.3
-    max_length: int = 12
-    disjoint_words: bool = True
+    vocabulary: vocabulary.Vocabulary
+    families: tuple  # ((family, (FontInfo, ...)), ...)
+    style: synth_style.RenderStyle
 
 
-def make_plans(fonts, seed=0, val_disjoint="both", heldout_families=(),
-               options=synth_render.RenderOptions(), random_fraction=0.3, max_length=12):
-    """Returns ({split: SplitPlan}, font note) for the fonts found.
+def make_plans(fonts, seed=0, val_disjoint="both", heldout=None, style=synth_style.TRAIN_STYLE,
+               ood_style=synth_style.OOD_STYLE, word_list=None, random_fraction=0.3,
+               max_length=16):
+    """Returns ({render split: SplitPlan}, font note) for the fonts found.
+
+    Args:
+      fonts: FontInfo list.
+      heldout: optional {"val": [family, ...], "val_ood": [...]} of named held-out families.
+      style, ood_style: RenderStyle of train/val and of val_ood (sizes taken from `style`).
+      word_list: optional path of a word file replacing the dictionary.
 
     Raises:
-      ValueError: on an unknown val_disjoint mode or a held-out family that does not exist.
+      ValueError: an unknown val_disjoint mode, a named family that does not exist, a word list
+        without a usable word.
     """
     if val_disjoint not in DISJOINT_MODES:
         raise ValueError(f"val_disjoint {val_disjoint!r}; expected one of {DISJOINT_MODES}")
-    if not 0.0 <= random_fraction <= 1.0:
-        raise ValueError(f"random_fraction must be in [0, 1], got {random_fraction}")
-    disjoint_words = val_disjoint in ("both", "words")
     if val_disjoint in ("both", "fonts"):
-        train_fonts, val_fonts, note = fonts_lib.split_fonts(fonts, heldout_families)
+        font_splits, note = fonts_lib.split_families(fonts, heldout)
     else:
-        train_fonts, val_fonts, note = fonts, fonts, "train and validation share all fonts"
-    words = [w for w in WORDS if len(w) <= max_length]
+        font_splits = {split: fonts for split in vocabulary.SPLITS}
+        note = "train and validation share all fonts"
+    vocabularies = vocabulary.build_all(word_list, random_fraction, max_length)
+    if val_disjoint not in ("both", "words"):
+        vocabularies = {s: _merged(vocabularies, s) for s in vocabulary.SPLITS}
+    ood_style = ood_style.replace(height=style.height, width=style.width,
+                                  keep_aspect=style.keep_aspect)
     plans = {}
-    for split, split_fonts in (("train", train_fonts), ("val", val_fonts)):
-        pool = tuple(w for w in words if not disjoint_words or word_split(w) == split)
-        families = fonts_lib.group_by_family(split_fonts)
-        plans[split] = SplitPlan(
-            split, seed, pool, tuple((f, tuple(x.path for x in fs)) for f, fs in families.items()),
-            options, random_fraction, max_length, disjoint_words)
+    for name, split_id, split, preset, curve_prob in RENDER_SPLITS:
+        split_style = style if preset == "train" else ood_style
+        if curve_prob is not None:
+            split_style = split_style.replace(curve_prob=curve_prob)
+        families = fonts_lib.group_by_family(font_splits[split])
+        plans[name] = SplitPlan(name, split_id, seed, vocabularies[split],
+                                tuple((f, tuple(fs)) for f, fs in families.items()), split_style)
     return plans, note
 
 
-def _random_string(rng, max_length):
-    kind = rng.integers(4)
-    alphabet = (string.ascii_lowercase, string.ascii_uppercase, string.digits,
-                string.ascii_letters + string.digits)[kind]
-    length = int(rng.integers(1, min(max_length, 10) + 1))
-    return "".join(alphabet[i] for i in rng.integers(len(alphabet), size=length))
+def _merged(vocabularies, split):
+    """One split's Vocabulary holding every split's words (for --val_disjoint fonts / none)."""
+    groups = collections.defaultdict(list)
+    for v in vocabularies.values():
+        for length, words in v.by_length:
+            groups[length].extend(words)
+    base = vocabularies[split]
+    return dataclasses.replace(base, by_length=tuple(
+        (length, tuple(sorted(groups[length]))) for length in sorted(groups)),
+        shared=True)
 
 
-def choose_word(plan, rng):
-    """Draws the text of one image of `plan.split` (respecting the word split when disjoint)."""
-    if rng.random() < plan.random_fraction or not plan.words:
-        for _ in range(1000):
-            text = _random_string(rng, plan.max_length)
-            if not plan.disjoint_words or word_split(text) == plan.split:
-                return text
-    word = plan.words[rng.integers(len(plan.words))]
-    case = rng.random()
-    return word.upper() if case < 0.2 else word.capitalize() if case < 0.45 else word
+def _choose(plan, rng):
+    """(text, FontInfo, skips): a text and a font of the split that draws every character."""
+    skips = 0
+    for _ in range(100):
+        text = plan.vocabulary.draw(rng)
+        for _ in range(_FONT_TRIES):
+            _, members = plan.families[int(rng.integers(len(plan.families)))]
+            font = members[int(rng.integers(len(members)))]
+            if font.can_draw(text):
+                return text, font, skips
+            skips += 1
+    raise ValueError(f"no font of split {plan.split} draws any of 100 drawn words (last "
+                     f"{text!r}): check --fonts / --word_list")
 
 
 def render_one(plan, index):
-    """Renders image `index` of a split: (png, height, width, text, filename)."""
-    rng = np.random.default_rng(np.random.SeedSequence([plan.seed, SPLITS[plan.split], index]))
-    text = choose_word(plan, rng)
-    family, paths = plan.families[rng.integers(len(plan.families))]
-    path = paths[rng.integers(len(paths))]
-    png, height, width = synth_render.render(text, path, rng, plan.options)
-    name = f"synth/{plan.split}/{index:08d}/{os.path.splitext(os.path.basename(path))[0]}"
-    return png, height, width, text, name
+    """Renders image `index` of a split: (Rendered, text, filename, font-word skips)."""
+    rng = np.random.default_rng(np.random.SeedSequence([plan.seed, plan.split_id, index]))
+    text, font, skips = _choose(plan, rng)
+    rendered = synth_render.render(text, font.path, rng, plan.style)
+    name = f"synth/{plan.split}/{index:08d}/{os.path.splitext(os.path.basename(font.path))[0]}"
+    return rendered, text, name, skips
 
 
 _WORKER_PLAN = None
@@ -155,31 +172,59 @@ def _rendered(plan, count, num_workers, progress_seconds=5.0):
 
 
 def generate(plan, count, output_path, num_shards=1, num_workers=1):
-    """Renders `count` images of a split into TFRecords; returns (paths, seconds)."""
+    """Renders `count` images of a split into TFRecords; returns (paths, seconds, stats)."""
     start = time.monotonic()
-    examples = (tfrecord_utils.make_example(png, text, filename=name, height=h, width=w)
-                for png, h, w, text, name in _rendered(plan, count, num_workers))
-    paths = tfrecord_utils.write_tfrecords(examples, output_path, num_shards)
-    return paths, time.monotonic() - start
+    stats = {"lengths": collections.Counter(), "curves": collections.Counter(),
+             "backgrounds": collections.Counter(), "font_word_skips": 0}
+
+    def examples():
+        for rendered, text, name, skips in _rendered(plan, count, num_workers):
+            stats["lengths"][len(text)] += 1
+            stats["curves"][rendered.curve or "none"] += 1
+            stats["backgrounds"][rendered.background] += 1
+            stats["font_word_skips"] += skips
+            yield tfrecord_utils.make_example(rendered.png, text, filename=name,
+                                              keypoints=rendered.keypoints,
+                                              height=rendered.height, width=rendered.width)
+
+    paths = tfrecord_utils.write_tfrecords(examples(), output_path, num_shards)
+    return paths, time.monotonic() - start, stats
 
 
-def _manifest(plan, count, paths, seconds, note, args):
-    return {"split": plan.split, "num_images": count, "files": paths, "seed": plan.seed,
-            "seconds": round(seconds, 2), "images_per_second": round(count / max(seconds, 1e-9)),
-            "num_workers": args.num_workers, "val_disjoint": args.val_disjoint,
-            "font_split": note, "num_words": len(plan.words),
-            "fonts": {family: list(paths) for family, paths in plan.families},
-            "options": dataclasses.asdict(plan.options),
-            "random_fraction": plan.random_fraction, "max_length": plan.max_length}
+def _manifest(plan, count, paths, seconds, stats, note, args):
+    return {
+        "split": plan.split, "num_images": count, "files": paths, "seed": plan.seed,
+        "seconds": round(seconds, 2), "images_per_second": round(count / max(seconds, 1e-9)),
+        "num_workers": args.num_workers, "val_disjoint": args.val_disjoint,
+        "words": vocabulary.source_name(args.word_list),
+        "num_words": plan.vocabulary.num_words,
+        "word_length_histogram": {str(k): v for k, v in plan.vocabulary.length_histogram()
+                                  .items()},
+        "text_length_histogram": {str(k): v for k, v in sorted(stats["lengths"].items())},
+        "curves": dict(sorted(stats["curves"].items())),
+        "backgrounds": dict(sorted(stats["backgrounds"].items())),
+        "font_word_skips": stats["font_word_skips"],
+        "font_split": note,
+        "num_families": len(plan.families),
+        "num_fonts": sum(len(fs) for _, fs in plan.families),
+        "fonts": {family: [f.path for f in fs] for family, fs in plan.families},
+        "style": dataclasses.asdict(plan.style),
+        "random_fraction": plan.vocabulary.random_fraction,
+        "max_length": plan.vocabulary.max_length,
+    }
 
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="aster-synth-words", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output_dir", required=True, help="folder for the TFRecords")
-    parser.add_argument("--split", choices=("train", "val", "both"), default="both")
+    parser.add_argument("--split", choices=("train", "val", "val_ood", "all", "both"),
+                        default="all", help="what to write (both: train and val; all: every "
+                        "split)")
     parser.add_argument("--num_train", type=int, default=100000, help="training images")
     parser.add_argument("--num_val", type=int, default=2000, help="validation images")
+    parser.add_argument("--num_val_ood", type=int, default=2000,
+                        help="out-of-distribution validation images (half curved)")
     parser.add_argument("--num_shards", type=int, default=4, help="training shards")
     parser.add_argument("--num_val_shards", type=int, default=1, help="validation shards")
     parser.add_argument("--seed", type=int, default=0)
@@ -191,13 +236,18 @@ def build_parser():
     parser.add_argument("--keep_aspect", action="store_true",
                         help="keep the text's aspect ratio up to --width (e.g. 64x256)")
     parser.add_argument("--random_fraction", type=float, default=0.3,
-                        help="share of random alphanumeric strings instead of list words")
-    parser.add_argument("--max_length", type=int, default=12, help="longest word")
+                        help="share of generated strings (letters, digits, dates, prices...)")
+    parser.add_argument("--max_length", type=int, default=16,
+                        help="longest text (keep it below the decoder's max_num_steps)")
+    parser.add_argument("--word_list", default=None,
+                        help="a UTF-8 file of words, one per line, instead of the dictionary")
     parser.add_argument("--val_disjoint", choices=DISJOINT_MODES, default="both",
                         help="what validation keeps apart from training: words, font families")
     parser.add_argument("--heldout_font_families", default="",
-                        help="comma-separated font families for validation only "
-                        "(default: automatic, see --list_fonts)")
+                        help="comma-separated font families for val only (default: automatic)")
+    parser.add_argument("--ood_font_families", default="",
+                        help="comma-separated font families for val_ood only (default: "
+                        "automatic)")
     parser.add_argument("--font_dirs", nargs="*", default=[], help="extra font folders")
     parser.add_argument("--fonts", nargs="*", default=[], help="use only these font files")
     parser.add_argument("--list_fonts", action="store_true",
@@ -205,44 +255,69 @@ def build_parser():
     return parser
 
 
-def _options(args):
+def _style(args):
+    style = synth_style.TRAIN_STYLE.replace(height=args.height, width=args.width,
+                                            keep_aspect=args.keep_aspect)
     if args.height < 8 or args.width < 8:
         raise ValueError(f"--height/--width must be >= 8, got {args.height}x{args.width}")
-    return synth_render.RenderOptions(height=args.height, width=args.width,
-                                      keep_aspect=args.keep_aspect)
+    synth_style.check(style)
+    return style
 
 
-def _print_fonts(fonts, note):
-    for family, members in fonts_lib.group_by_family(fonts).items():
-        print(f"  {family}: {', '.join(os.path.basename(f.path) for f in members)}")
-    print(f"  {note}")
+def _names(value):
+    return [f.strip() for f in value.split(",") if f.strip()]
+
+
+def _heldout(args):
+    named = {"val": _names(args.heldout_font_families),
+             "val_ood": _names(args.ood_font_families)}
+    return {k: v for k, v in named.items() if v} or None
+
+
+def _jobs(args):
+    jobs = []
+    for name, _, split, _, _ in RENDER_SPLITS:
+        if args.split in ("all", split) or (args.split == "both" and split != "val_ood"):
+            if split == "train":
+                jobs.append((name, args.num_train, args.num_shards))
+            elif split == "val":
+                jobs.append((name, args.num_val, args.num_val_shards))
+            else:
+                half = args.num_val_ood // 2
+                count = half if name.endswith("straight") else args.num_val_ood - half
+                jobs.append((name, count, args.num_val_shards))
+    return [job for job in jobs if job[1] > 0]
 
 
 def run(args):
     """Generates the requested splits; returns {split: manifest dict}."""
     fonts = fonts_lib.find_fonts(args.font_dirs, args.fonts)
-    heldout = tuple(f.strip() for f in args.heldout_font_families.split(",") if f.strip())
-    plans, note = make_plans(fonts, args.seed, args.val_disjoint, heldout, _options(args),
-                             args.random_fraction, args.max_length)
+    plans, note = make_plans(fonts, args.seed, args.val_disjoint, _heldout(args), _style(args),
+                             word_list=args.word_list, random_fraction=args.random_fraction,
+                             max_length=args.max_length)
     print(f"aster-synth-words: {len(fonts)} usable fonts in "
-          f"{len(fonts_lib.group_by_family(fonts))} families:")
-    _print_fonts(fonts, note)
+          f"{len(fonts_lib.group_by_family(fonts))} families; {note}")
+    for name, plan in plans.items():
+        print(f"  {name}: {len(plan.families)} families, {plan.vocabulary.num_words} words")
     if args.list_fonts:
+        for family, members in fonts_lib.group_by_family(fonts).items():
+            print(f"  {family}: {', '.join(os.path.basename(f.path) for f in members)}")
         return {}
-    jobs = [("train", args.num_train, args.num_shards), ("val", args.num_val, args.num_val_shards)]
+    os.makedirs(args.output_dir, exist_ok=True)
     manifests = {}
-    for split, count, shards in jobs:
-        if args.split not in (split, "both") or count <= 0:
-            continue
-        paths, seconds = generate(plans[split], count, os.path.join(args.output_dir,
-                                                                    f"{split}.tfrecord"),
-                                  shards, args.num_workers)
-        manifests[split] = _manifest(plans[split], count, paths, seconds, note, args)
-        with open(os.path.join(args.output_dir, f"{split}_manifest.json"), "w") as f:
-            json.dump(manifests[split], f, indent=2)
-        print(f"[synth {split}] {count} images in {seconds:.1f} s: "
-              f"{count / max(seconds, 1e-9):.0f} images/s with {args.num_workers} workers "
+    for name, count, shards in _jobs(args):
+        paths, seconds, stats = generate(plans[name], count,
+                                         os.path.join(args.output_dir, f"{name}.tfrecord"),
+                                         shards, args.num_workers)
+        manifests[name] = _manifest(plans[name], count, paths, seconds, stats, note, args)
+        with open(os.path.join(args.output_dir, f"{name}_manifest.json"), "w") as f:
+            json.dump(manifests[name], f, indent=2)
+        print(f"[synth {name}] {count} images in {seconds:.1f} s: "
+              f"{count / max(seconds, 1e-9):.0f} images/s with {args.num_workers} workers, "
+              f"{stats['font_word_skips']} font/word skips "
               f"-> {paths[0]}{' ...' if len(paths) > 1 else ''}", flush=True)
+    with open(os.path.join(args.output_dir, "manifest.json"), "w") as f:
+        json.dump({"fonts": note, "splits": manifests}, f, indent=2)
     return manifests
 
 
@@ -251,7 +326,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         run(args)
-    except ValueError as err:  # includes fonts.NoFontsError
+    except ValueError as err:  # includes fonts.NoFontsError and vocabulary.VocabularyError
         print(f"aster-synth-words: error: {err}", file=sys.stderr)
         return 2
     return 0

@@ -1,62 +1,182 @@
-"""Tests for aster/tools/synth_render.py."""
+"""Tests for aster/tools/synth_render.py, synth_geometry.py, synth_backgrounds.py, synth_style.py."""
 
+import dataclasses
 import io
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from aster.tools import fonts, synth_render
+from aster.tools import fonts, synth_backgrounds, synth_geometry, synth_render, synth_style
+
+# Every probability off: the knobs below are switched on one at a time.
+QUIET = synth_style.RenderStyle(**{
+    f.name: 0.0 for f in dataclasses.fields(synth_style.RenderStyle) if f.name.endswith("_prob")
+}).replace(backgrounds=(("plain_light", 1.0),), margin_x=(0.1, 0.1), margin_y=(0.1, 0.1))
 
 
 @pytest.fixture(scope="module")
 def font_path():
     try:
-        return fonts.find_fonts()[0].path
+        found = fonts.find_fonts()
     except fonts.NoFontsError:
         pytest.skip("no usable fonts on this machine")
+    sans = [f for f in found if "DejaVuSans.ttf" in f.path or "LiberationSans-Regular" in f.path]
+    return (sans or found)[0].path
 
 
 def _decode(png):
     return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
 
 
-def test_render_fixed_size_rgb(font_path):
+def test_render_fixed_size_rgb_with_keypoints(font_path):
     for seed in range(20):
-        png, height, width = synth_render.render("Hello42", font_path,
-                                                 np.random.default_rng(seed))
-        pixels = _decode(png)
-        assert pixels.shape == (32, 100, 3) and (height, width) == (32, 100)
-        assert pixels.std() > 5  # text is visible against the background
+        out = synth_render.render("Hello42", font_path, np.random.default_rng(seed))
+        pixels = _decode(out.png)
+        assert pixels.shape == (32, 100, 3) and (out.height, out.width) == (32, 100)
+        assert pixels.std() > 3  # text is visible against the background
+        assert len(out.keypoints) == 4 * synth_render.KEYPOINTS_PER_CURVE
+        points = np.reshape(out.keypoints, (-1, 2))
+        assert (points[:, 0] >= 0).all() and (points[:, 0] <= 100).all()
+        assert (points[:, 1] >= 0).all() and (points[:, 1] <= 32).all()
 
 
 def test_render_keep_aspect_bounds_width(font_path):
-    options = synth_render.RenderOptions(height=64, width=256, keep_aspect=True)
+    style = synth_style.TRAIN_STYLE.replace(height=64, width=256, keep_aspect=True)
     widths = set()
     for seed, text in enumerate(["a", "extraordinarily"]):
-        png, height, width = synth_render.render(text, font_path, np.random.default_rng(seed),
-                                                 options)
-        assert _decode(png).shape == (64, width, 3) and 64 <= width <= 256
-        widths.add(width)
+        out = synth_render.render(text, font_path, np.random.default_rng(seed), style)
+        assert _decode(out.png).shape == (64, out.width, 3) and 64 <= out.width <= 256
+        widths.add(out.width)
     assert len(widths) == 2
 
 
 def test_render_same_generator_state_same_image(font_path):
-    first = synth_render.render("word", font_path, np.random.default_rng(7))
-    again = synth_render.render("word", font_path, np.random.default_rng(7))
-    other = synth_render.render("word", font_path, np.random.default_rng(8))
-    assert first == again and first != other
+    for style in (synth_style.TRAIN_STYLE, synth_style.OOD_STYLE):
+        first = synth_render.render("word", font_path, np.random.default_rng(7), style)
+        again = synth_render.render("word", font_path, np.random.default_rng(7), style)
+        other = synth_render.render("word", font_path, np.random.default_rng(8), style)
+        assert first == again and first.png != other.png
 
 
-def test_render_every_augmentation_on(font_path):
-    options = synth_render.RenderOptions(curve_prob=1, perspective_prob=1, rotate_prob=1,
-                                         blur_prob=1, noise_prob=1, shadow_prob=1)
-    for seed in range(5):
-        png, _, _ = synth_render.render("curved", font_path, np.random.default_rng(seed), options)
-        assert _decode(png).shape == (32, 100, 3)
+def _ink(out):
+    """Boolean ink mask of a QUIET-style image (dark-ish text on a plain light background)."""
+    grey = _decode(out.png).astype(float).mean(axis=2)
+    background = np.median(grey)
+    return np.abs(grey - background) > 0.5 * np.abs(grey - background).max()
 
 
-def test_perspective_coefficients_identity():
+@pytest.mark.parametrize("up", [True, False])
+def test_keypoints_follow_a_known_arc(font_path, up):
+    style = QUIET.replace(curve_prob=1.0, arc_share=1.0, min_arc=1.6, max_arc=1.6,
+                          height=64, width=200, contrast=(150.0, 150.0))
+    for seed in range(40):  # the arc direction is drawn: find a seed with the wanted one
+        out = synth_render.render("EEEEEEEEE", font_path, np.random.default_rng(seed), style)
+        points = np.reshape(out.keypoints, (2, -1, 2))
+        middle, ends = points[0, points.shape[1] // 2, 1], points[0, [0, -1], 1].mean()
+        if (middle < ends) == up:
+            break
+    assert out.curve == "arc"
+    assert abs(middle - ends) > 8  # the top line is really bent
+    ink = _ink(out)
+    for curve, (xs, ys) in zip(("top", "bottom"), (points[0].T, points[1].T), strict=True):
+        for x, y in zip(xs, ys, strict=True):
+            # Nothing drawn beyond the curve (outside the word) and ink right inside it.
+            c, r = int(np.clip(x, 1, out.width - 2)), int(round(y))
+            outside = ink[:max(0, r - 3), c - 1:c + 2] if curve == "top" else ink[r + 3:,
+                                                                                  c - 1:c + 2]
+            inside = ink[max(0, r - 2):r + 5, max(0, c - 4):c + 5] if curve == "top" else \
+                ink[max(0, r - 5):r + 2, max(0, c - 4):c + 5]
+            assert not outside.any() and inside.any(), (curve, x, y)
+
+
+def test_straight_keypoints_are_the_ink_box(font_path):
+    out = synth_render.render("EEEE", font_path, np.random.default_rng(0),
+                              QUIET.replace(contrast=(150.0, 150.0)))
+    ink = _ink(out)
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    points = np.reshape(out.keypoints, (2, -1, 2))
+    assert abs(points[0, :, 1].mean() - rows.min()) <= 1.5
+    assert abs(points[1, :, 1].mean() - (rows.max() + 1)) <= 1.5
+    assert abs(points[0, 0, 0] - cols.min()) <= 1.5
+    assert abs(points[0, -1, 0] - (cols.max() + 1)) <= 1.5
+
+
+KNOBS = ["bold_prob", "thin_prob", "outline_prob", "shadow_prob", "spacing_prob", "slant_prob",
+         "neighbour_prob", "curve_prob", "rotate_prob", "perspective_prob", "loose_prob",
+         "low_contrast_prob", "blur_prob", "motion_blur_prob", "downscale_prob", "noise_prob",
+         "jpeg_prob"]
+
+
+@pytest.mark.parametrize("knob", KNOBS)
+def test_every_style_knob_changes_the_image(font_path, knob):
+    changed = 0
+    for seed in range(3):
+        base = synth_render.render("Sample", font_path, np.random.default_rng(seed), QUIET)
+        on = synth_render.render("Sample", font_path, np.random.default_rng(seed),
+                                 QUIET.replace(**{knob: 1.0}))
+        changed += base.png != on.png
+    assert changed == 3
+
+
+@pytest.mark.parametrize("kind", sorted(synth_backgrounds.KINDS))
+def test_every_background_kind_renders(font_path, kind):
+    out = synth_render.render("Sample", font_path, np.random.default_rng(0),
+                              QUIET.replace(backgrounds=((kind, 1.0),)))
+    assert out.background == kind and _decode(out.png).shape == (32, 100, 3)
+    pixels = synth_backgrounds.KINDS[kind](np.random.default_rng(1), 32, 100)
+    assert pixels.shape == (32, 100, 3) and pixels.min() >= 0 and pixels.max() <= 255
+
+
+def test_bold_and_thin_change_the_ink_area(font_path):
+    style = QUIET.replace(contrast=(150.0, 150.0))
+    area = {name: _ink(synth_render.render("Sample", font_path, np.random.default_rng(0),
+                                           style.replace(**{f"{name}_prob": 1.0}))).sum()
+            for name in ("bold", "thin")}
+    plain = _ink(synth_render.render("Sample", font_path, np.random.default_rng(0), style)).sum()
+    assert area["bold"] > plain
+
+
+def test_train_style_never_draws_ood_backgrounds():
+    kinds = {name for name, _ in synth_style.TRAIN_STYLE.backgrounds}
+    assert not kinds & set(synth_backgrounds.OOD_ONLY)
+    assert {name for name, _ in synth_style.OOD_STYLE.backgrounds} <= set(
+        synth_backgrounds.OOD_ONLY)
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"blur_prob": 1.5}, "blur_prob"), ({"height": 4}, "height"),
+    ({"backgrounds": ()}, "backgrounds"),
+])
+def test_style_check_names_the_field(changes, message):
+    with pytest.raises(ValueError, match=message):
+        synth_style.check(synth_style.TRAIN_STYLE.replace(**changes))
+
+
+@pytest.mark.parametrize("warp", [
+    synth_geometry.Shear(0.3, 20.0), synth_geometry.Sine(5.0, 80.0, 0.4),
+    synth_geometry.Arc(50.0, 20.0, 40.0, up=True), synth_geometry.Arc(50.0, 20.0, 40.0, up=False),
+    synth_geometry.Rotation(7.0, 50.0, 20.0),
+    synth_geometry.Perspective([(0, 0), (100, 0), (100, 40), (0, 40)],
+                               [(3, -2), (96, 4), (104, 38), (-5, 43)]),
+])
+def test_warps_invert(warp):
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(0, 100, 50), rng.uniform(0, 40, 50)
+    fx, fy = warp.forward(x, y)
+    bx, by = warp.inverse(fx, fy)
+    np.testing.assert_allclose(bx, x, atol=1e-6)
+    np.testing.assert_allclose(by, y, atol=1e-6)
+
+
+def test_arc_keeps_the_baseline_length():
+    arc = synth_geometry.Arc(50.0, 20.0, 40.0)
+    xs = np.linspace(10, 90, 400)
+    fx, fy = arc.forward(xs, np.full_like(xs, 20.0))
+    assert np.hypot(np.diff(fx), np.diff(fy)).sum() == pytest.approx(80.0, rel=1e-4)
+    assert fy[200] < fy[0]  # an arch: the middle is higher (smaller y) than the ends
+
+
+def test_homography_identity():
     corners = [(0, 0), (10, 0), (10, 5), (0, 5)]
-    coefficients = synth_render._perspective_coefficients(corners, corners)
-    np.testing.assert_allclose(coefficients, [1, 0, 0, 0, 1, 0, 0, 0], atol=1e-9)
+    np.testing.assert_allclose(synth_geometry.homography(corners, corners), np.eye(3), atol=1e-9)

@@ -1,14 +1,19 @@
 """Tests for aster/tools/synth_words.py (aster-synth-words)."""
 
+import dataclasses
 import io
 import json
 import os
 
+import numpy as np
 import pytest
 from PIL import Image
 
-from aster.tools import fonts, synth_words
-from aster.tools.word_list import WORDS
+from aster.tools import fonts, synth_words, vocabulary
+
+SPLIT_FILES = {"train": "train-*-of-00002.tfrecord", "val": "val.tfrecord",
+               "val_ood_straight": "val_ood_straight.tfrecord",
+               "val_ood_curved": "val_ood_curved.tfrecord"}
 
 
 @pytest.fixture(scope="module")
@@ -21,56 +26,72 @@ def machine_fonts():
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory, machine_fonts):
-    """Both splits rendered once with 2 workers (shared by the tests below)."""
+    """Every split rendered once with 2 workers (shared by the tests below)."""
     out = tmp_path_factory.mktemp("synth")
-    code = synth_words.main(["--output_dir", str(out), "--num_train", "300", "--num_val", "200",
-                             "--num_shards", "2", "--num_workers", "2", "--seed", "3"])
+    code = synth_words.main(["--output_dir", str(out), "--num_train", "300", "--num_val", "100",
+                             "--num_val_ood", "100", "--num_shards", "2", "--num_workers", "2",
+                             "--seed", "3"])
     assert code == 0
     return out
 
 
-def _records(read_records, pattern):
-    records = read_records(pattern)
+def _records(read_records, directory, split):
+    records = read_records(str(directory / SPLIT_FILES[split]))
     for record in records:
         record["font"] = record["filename"].rsplit("/", 1)[1]
     return records
 
 
-def test_word_list_is_large_lowercase_and_unique():
-    assert len(WORDS) >= 2000 and len(set(WORDS)) == len(WORDS)
-    assert all(w.isalpha() and w.islower() and w.isascii() for w in WORDS)
+def test_splits_share_no_word_or_font_family(generated, read_records):
+    records = {split: _records(read_records, generated, split) for split in SPLIT_FILES}
+    assert [len(records[s]) for s in SPLIT_FILES] == [300, 100, 50, 50]
+    manifests = {s: json.loads((generated / f"{s}_manifest.json").read_text())
+                 for s in SPLIT_FILES}
+    groups = {"train": ["train"], "val": ["val"], "val_ood": ["val_ood_straight",
+                                                              "val_ood_curved"]}
+    words = {g: {r["transcript"].lower() for s in ss for r in records[s]}
+             for g, ss in groups.items()}
+    families = {g: {f for s in ss for f in manifests[s]["fonts"]} for g, ss in groups.items()}
+    for a, b in (("train", "val"), ("train", "val_ood"), ("val", "val_ood")):
+        assert not words[a] & words[b], (a, b)
+        assert not families[a] & families[b], (a, b)
+    for group, texts in words.items():
+        assert all(vocabulary.text_split(t) == group for t in texts)
+    assert len({r["filename"] for s in SPLIT_FILES for r in records[s]}) == 500
 
 
-def test_word_split_holds_out_about_a_tenth_case_insensitively():
-    val = [w for w in WORDS if synth_words.word_split(w) == "val"]
-    assert 0.05 * len(WORDS) < len(val) < 0.15 * len(WORDS)
-    assert synth_words.word_split("Hello") == synth_words.word_split("HELLO")
+def test_manifest_states_words_lengths_fonts_and_speed(generated):
+    manifest = json.loads((generated / "train_manifest.json").read_text())
+    assert manifest["num_images"] == 300 and manifest["images_per_second"] > 0
+    assert manifest["num_words"] > 50000 and "english-words" in manifest["words"]
+    assert sum(manifest["text_length_histogram"].values()) == 300
+    assert sum(manifest["word_length_histogram"].values()) == manifest["num_words"]
+    assert manifest["num_fonts"] == sum(len(p) for p in manifest["fonts"].values())
+    assert manifest["style"]["curve_prob"] == pytest.approx(0.35)
+    combined = json.loads((generated / "manifest.json").read_text())
+    assert set(combined["splits"]) == set(SPLIT_FILES)
 
 
-def test_splits_share_no_word_font_or_triple(generated, read_records):
-    train = _records(read_records, str(generated / "train-*-of-00002.tfrecord"))
-    val = _records(read_records, str(generated / "val.tfrecord"))
-    assert (len(train), len(val)) == (300, 200)
-    train_words = {r["transcript"].lower() for r in train}
-    assert not train_words & {r["transcript"].lower() for r in val}
-    assert not {r["font"] for r in train} & {r["font"] for r in val}
-    assert len({r["filename"] for r in train + val}) == 500
-    assert all(synth_words.word_split(r["transcript"]) == "val" for r in val)
-    manifest = json.loads((generated / "val_manifest.json").read_text())
-    train_manifest = json.loads((generated / "train_manifest.json").read_text())
-    assert not set(manifest["fonts"]) & set(train_manifest["fonts"])
-    assert manifest["num_images"] == 200 and manifest["images_per_second"] > 0
+def test_ood_halves_are_curved_and_straight(generated):
+    curved = json.loads((generated / "val_ood_curved_manifest.json").read_text())
+    straight = json.loads((generated / "val_ood_straight_manifest.json").read_text())
+    assert "none" not in curved["curves"] and sum(curved["curves"].values()) == 50
+    assert straight["curves"] == {"none": 50}
+    assert not {"fibres", "wood"} & set(
+        json.loads((generated / "train_manifest.json").read_text())["backgrounds"])
+    assert set(curved["backgrounds"]) <= {"fibres", "wood"}
 
 
-def test_images_have_configured_size(generated, read_records):
+def test_images_have_configured_size_and_keypoints(generated, read_records):
     for record in read_records(str(generated / "val.tfrecord"))[:20]:
         image = Image.open(io.BytesIO(record["image"]))
         assert image.size == (100, 32) and (record["width"], record["height"]) == (100, 32)
-        assert record["format"] == "png" and 1 <= len(record["transcript"]) <= 12
+        assert record["format"] == "png" and 1 <= len(record["transcript"]) <= 16
+        assert len(record["keypoints"]) == 40
 
 
 def test_output_does_not_depend_on_workers(generated, tmp_path):
-    code = synth_words.main(["--output_dir", str(tmp_path), "--split", "val", "--num_val", "200",
+    code = synth_words.main(["--output_dir", str(tmp_path), "--split", "val", "--num_val", "100",
                              "--num_workers", "1", "--seed", "3"])
     assert code == 0
     assert (tmp_path / "val.tfrecord").read_bytes() == (generated / "val.tfrecord").read_bytes()
@@ -83,20 +104,41 @@ def test_other_seed_gives_other_images(generated, tmp_path):
     assert (tmp_path / "val.tfrecord").read_bytes() != (generated / "val.tfrecord").read_bytes()
 
 
-def test_shared_vocabulary_mode_still_separates_seeds(machine_fonts):
+def test_shared_mode_still_separates_seeds(machine_fonts):
     plans, note = synth_words.make_plans(machine_fonts, val_disjoint="none")
-    assert plans["train"].words == plans["val"].words and "share" in note
+    assert plans["train"].vocabulary.by_length == plans["val"].vocabulary.by_length
+    assert "share" in note
     first = synth_words.render_one(plans["train"], 0)
-    assert first != synth_words.render_one(plans["val"], 0)
+    assert first[0].png != synth_words.render_one(plans["val"], 0)[0].png
+
+
+def test_a_font_missing_a_character_is_never_used_for_it(machine_fonts):
+    plans, _ = synth_words.make_plans(machine_fonts[:8], val_disjoint="none")
+    good = machine_fonts[0]
+    no_digits = dataclasses.replace(machine_fonts[1], chars=frozenset("abcdefghijklmnopqrstuvwxyz"
+                                                                     "ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+    plan = dataclasses.replace(plans["train"], families=(("A", (no_digits,)), ("B", (good,))),
+                               vocabulary=dataclasses.replace(plans["train"].vocabulary,
+                                                              random_fraction=1.0))
+    skips, digits = 0, 0
+    for index in range(60):
+        rng = np.random.default_rng(index)
+        text, font, skipped = synth_words._choose(plan, rng)
+        skips += skipped
+        if any(c.isdigit() for c in text):
+            digits += 1
+            assert font is good
+    assert digits and skips
 
 
 def test_keep_aspect_and_named_heldout_family(machine_fonts, tmp_path, read_records):
     families = sorted(fonts.group_by_family(machine_fonts))
-    if len(families) < 2:
-        pytest.skip("needs two font families")
+    if len(families) < 3:
+        pytest.skip("needs three font families")
     code = synth_words.main(["--output_dir", str(tmp_path), "--split", "val", "--num_val", "10",
                              "--num_workers", "1", "--keep_aspect", "--height", "64",
-                             "--width", "256", "--heldout_font_families", families[0]])
+                             "--width", "256", "--heldout_font_families", families[0],
+                             "--ood_font_families", families[1]])
     assert code == 0
     manifest = json.loads((tmp_path / "val_manifest.json").read_text())
     assert list(manifest["fonts"]) == [families[0]]
@@ -104,10 +146,22 @@ def test_keep_aspect_and_named_heldout_family(machine_fonts, tmp_path, read_reco
                for r in read_records(str(tmp_path / "val.tfrecord")))
 
 
+def test_user_word_list(machine_fonts, tmp_path, read_records):
+    words = tmp_path / "words.txt"
+    words.write_text("\n".join(f"Shop{i}" for i in range(300)))
+    code = synth_words.main(["--output_dir", str(tmp_path / "out"), "--split", "train",
+                             "--num_train", "20", "--num_shards", "1", "--num_workers", "1",
+                             "--word_list", str(words), "--random_fraction", "0"])
+    assert code == 0
+    texts = {r["transcript"] for r in read_records(str(tmp_path / "out" / "train*.tfrecord"))}
+    assert texts <= {f"Shop{i}" for i in range(300)}
+
+
 def test_help_exits_0(capsys):
     with pytest.raises(SystemExit) as exit_info:
         synth_words.main(["--help"])
-    assert exit_info.value.code == 0 and "--heldout_font_families" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0 and "--ood_font_families" in out and "val_ood" in out
 
 
 def test_list_fonts_prints_families(machine_fonts, tmp_path, capsys):
@@ -118,14 +172,23 @@ def test_list_fonts_prints_families(machine_fonts, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--heldout_font_families", "No Such Family"], "not found"),
+    (["--heldout_font_families", "No Such Family"], "No Such Family"),
     (["--height", "4"], "--height/--width"),
     (["--random_fraction", "2"], "random_fraction"),
-    (["--fonts", "/nonexistent/font.ttf"], "no usable font"),
+    (["--fonts", "/nonexistent/font.ttf"], "/nonexistent/font.ttf"),
+    (["--font_dirs", "/nonexistent/fonts"], "/nonexistent/fonts"),
+    (["--word_list", "/nonexistent/words.txt"], "/nonexistent/words.txt"),
 ])
 def test_bad_settings_return_2_with_message(machine_fonts, tmp_path, capsys, argv, message):
     assert synth_words.main(["--output_dir", str(tmp_path), "--num_train", "1", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_empty_word_list_names_it(machine_fonts, tmp_path, capsys):
+    path = tmp_path / "empty.txt"
+    path.write_text("\n")
+    assert synth_words.main(["--output_dir", str(tmp_path), "--word_list", str(path)]) == 2
+    assert str(path) in capsys.readouterr().err
 
 
 def test_make_plans_unknown_mode_raises(machine_fonts):

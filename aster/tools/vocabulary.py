@@ -1,0 +1,228 @@
+"""The words synthetic images show: dictionary words, random strings and digit strings.
+
+Dictionary words come from the `english-words` package (pinned in setup.py): the union of its
+`web2` (Webster's Second International, ~236k words) and `gcide` (~115k) lists, letters only,
+lower-cased and de-duplicated: ~270k words of 1 to 20+ letters, common and rare alike. It was
+chosen over a frequency list (wordfreq) because a recognizer must read words it has never seen:
+a list without frequencies lets the sampler draw rare and long words as often as we ask, and the
+package is pure data with no dependencies. `--word_list FILE` replaces it with a user's own list.
+
+Sampling (`Vocabulary.draw`): a word's length is drawn first, with weight count(length) ** 0.5
+over the lengths the split has (so long and short words appear far more often than in running
+text or in a frequency-ordered list), then a word of that length uniformly; its case is lower,
+Capitalised or UPPER. A `random_fraction` of the texts are random strings instead: letters,
+letters and digits, or digit strings shaped like dates, times, prices, phone numbers and plain
+numbers.
+
+Splits: a text belongs to the split given by crc32(lower-cased text) % 20 (0: val, 1: val_ood,
+else train), for list words and generated strings alike, so the three splits never share a word.
+"""
+
+import collections
+import dataclasses
+import os
+import string
+import zlib
+
+SPLITS = ("train", "val", "val_ood")
+# Case of a dictionary word: (lower, Capitalised, UPPER) probabilities.
+CASE_WEIGHTS = (0.5, 0.3, 0.2)
+# Kinds of generated string and their weights.
+RANDOM_KINDS = (("letters", 0.35), ("alphanumeric", 0.3), ("number", 0.1), ("date", 0.06),
+                ("time", 0.04), ("price", 0.08), ("phone", 0.07))
+LENGTH_POWER = 0.5
+
+
+class VocabularyError(ValueError):
+    """A word list yields no usable word."""
+
+
+def text_split(text):
+    """The split a text belongs to: "val", "val_ood" or "train" (case-insensitive)."""
+    bucket = zlib.crc32(text.lower().encode("utf-8")) % 20
+    return "val" if bucket == 0 else "val_ood" if bucket == 1 else "train"
+
+
+def dictionary_words():
+    """The english-words `web2` + `gcide` lists: sorted, unique, lower-case ASCII letters."""
+    from english_words import get_english_words_set  # a pinned dependency (setup.py)
+
+    words = get_english_words_set(["web2", "gcide"], lower=True, alpha=True)
+    return sorted(w for w in words if w.isascii() and w.isalpha())
+
+
+def read_word_list(path):
+    """Words of a UTF-8 text file, one per line (blank lines and surrounding spaces ignored).
+
+    Raises:
+      VocabularyError: the file cannot be read or holds no word.
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            words = sorted({line.strip() for line in f if line.strip()})
+    except (OSError, UnicodeDecodeError) as err:
+        raise VocabularyError(f"--word_list {path}: cannot read it ({err})") from err
+    if not words:
+        raise VocabularyError(f"--word_list {path}: no word in it (one word per line)")
+    return words
+
+
+@dataclasses.dataclass(frozen=True)
+class Vocabulary:
+    """The words of one split, grouped by length, and how texts are drawn from them.
+
+    by_length: ((length, (word, ...)), ...) in length order.
+    """
+
+    split: str
+    by_length: tuple
+    random_fraction: float = 0.3
+    max_length: int = 16
+    keep_case: bool = False
+    shared: bool = False  # every split's words (validation not word-disjoint)
+
+    @property
+    def num_words(self):
+        return sum(len(words) for _, words in self.by_length)
+
+    def length_histogram(self):
+        """{length: number of distinct words} of this split's list words."""
+        return {length: len(words) for length, words in self.by_length}
+
+    def draw(self, rng):
+        """One text of this split: a list word in some case, or a generated string."""
+        if rng.random() < self.random_fraction or not self.by_length:
+            for _ in range(1000):
+                text = random_string(rng, self.max_length)
+                if self.shared or text_split(text) == self.split:
+                    return text
+        lengths = [length for length, _ in self.by_length]
+        weights = [len(words) ** LENGTH_POWER for _, words in self.by_length]
+        total = sum(weights)
+        index = int(rng.choice(len(lengths), p=[w / total for w in weights]))
+        words = self.by_length[index][1]
+        word = words[int(rng.integers(len(words)))]
+        if self.keep_case:
+            return word
+        case = int(rng.choice(3, p=CASE_WEIGHTS))
+        return (word, word.capitalize(), word.upper())[case]
+
+
+def build(split, words, random_fraction=0.3, max_length=16, can_draw=None, source="word list",
+          keep_case=False):
+    """The Vocabulary of `split` from `words` (those of the split, at most max_length long).
+
+    Args:
+      split: one of SPLITS.
+      words: iterable of str.
+      random_fraction: share of generated strings in [0, 1].
+      max_length: longest text.
+      can_draw: optional callable(text) -> bool; words it rejects are left out.
+      source: what `words` came from, for the error message.
+      keep_case: draw list words as written (a user's list) instead of re-casing them.
+
+    Raises:
+      VocabularyError: no word of the list is usable for any split.
+      ValueError: an unknown split or a bad fraction / length.
+    """
+    if split not in SPLITS:
+        raise ValueError(f"split {split!r}; expected one of {SPLITS}")
+    if not 0.0 <= random_fraction <= 1.0:
+        raise ValueError(f"random_fraction must be in [0, 1], got {random_fraction}")
+    if max_length < 1:
+        raise ValueError(f"max_length must be >= 1, got {max_length}")
+    usable = [w for w in words if 1 <= len(w) <= max_length and (can_draw is None or can_draw(w))]
+    if not usable:
+        raise VocabularyError(f"{source}: no usable word (1 to {max_length} characters that the "
+                              "fonts can draw)")
+    groups = collections.defaultdict(list)
+    for word in usable:
+        if text_split(word) == split:
+            groups[len(word)].append(word)
+    by_length = tuple((length, tuple(groups[length])) for length in sorted(groups))
+    return Vocabulary(split, by_length, random_fraction, max_length, keep_case)
+
+
+def build_all(word_list_path=None, random_fraction=0.3, max_length=16, can_draw=None):
+    """{split: Vocabulary} from the dictionary (or the file at word_list_path)."""
+    if word_list_path:
+        words, source, keep_case = read_word_list(word_list_path), word_list_path, True
+    else:
+        words, source, keep_case = dictionary_words(), "english-words web2+gcide", False
+    return {split: build(split, words, random_fraction, max_length, can_draw, source, keep_case)
+            for split in SPLITS}
+
+
+# ------------------------------------------------------------------------- generated strings
+
+def _digits(rng, count):
+    return "".join(str(d) for d in rng.integers(10, size=count))
+
+
+def random_string(rng, max_length):
+    """A random string of at most max_length characters, of a kind drawn from RANDOM_KINDS."""
+    names = [name for name, _ in RANDOM_KINDS]
+    weights = [w for _, w in RANDOM_KINDS]
+    kind = names[int(rng.choice(len(names), p=[w / sum(weights) for w in weights]))]
+    text = _GENERATORS[kind](rng, max_length)
+    return text[:max_length]
+
+
+def _letters(rng, max_length):
+    alphabet = (string.ascii_lowercase, string.ascii_uppercase)[int(rng.integers(2))]
+    length = int(rng.integers(1, min(max_length, 12) + 1))
+    return "".join(alphabet[i] for i in rng.integers(len(alphabet), size=length))
+
+
+def _alphanumeric(rng, max_length):
+    alphabet = (string.ascii_lowercase + string.digits, string.ascii_uppercase + string.digits,
+                string.ascii_letters + string.digits)[int(rng.integers(3))]
+    length = int(rng.integers(1, min(max_length, 12) + 1))
+    return "".join(alphabet[i] for i in rng.integers(len(alphabet), size=length))
+
+
+def _number(rng, max_length):
+    return _digits(rng, int(rng.integers(1, min(max_length, 9) + 1)))
+
+
+def _date(rng, max_length):
+    day, month = int(rng.integers(1, 29)), int(rng.integers(1, 13))
+    year = int(rng.integers(1950, 2040))
+    sep = "/.-"[int(rng.integers(3))]
+    short = rng.random() < 0.4
+    y = f"{year % 100:02d}" if short else str(year)
+    if rng.random() < 0.3:
+        return f"{year}-{month:02d}-{day:02d}"
+    return f"{day:02d}{sep}{month:02d}{sep}{y}"
+
+
+def _time(rng, max_length):
+    return f"{int(rng.integers(24)):02d}:{int(rng.integers(60)):02d}"
+
+
+def _price(rng, max_length):
+    whole = str(int(rng.integers(0, 10 ** int(rng.integers(1, 5)))))
+    cents = f".{_digits(rng, 2)}" if rng.random() < 0.7 else ""
+    symbol = "$" if rng.random() < 0.7 else ""
+    return f"{symbol}{whole}{cents}" if rng.random() < 0.8 else f"{whole}{cents}%"
+
+
+def _phone(rng, max_length):
+    if rng.random() < 0.5:
+        return f"{_digits(rng, 3)}-{_digits(rng, 4)}"
+    return f"{_digits(rng, 3)}-{_digits(rng, 3)}-{_digits(rng, 4)}"
+
+
+_GENERATORS = {"letters": _letters, "alphanumeric": _alphanumeric, "number": _number,
+               "date": _date, "time": _time, "price": _price, "phone": _phone}
+
+
+def describe(vocabularies):
+    """Manifest entry: distinct words and length histogram per split."""
+    return {split: {"num_words": v.num_words,
+                    "length_histogram": {str(k): n for k, n in v.length_histogram().items()}}
+            for split, v in vocabularies.items()}
+
+
+def source_name(word_list_path=None):
+    return os.path.abspath(word_list_path) if word_list_path else "english-words==2.0.2 web2+gcide"
