@@ -4,6 +4,12 @@
     aster-eval ... --run_once                      # only the newest checkpoint
     aster-eval ... --checkpoint_path TRAIN_DIR/model.ckpt-1000
     aster-eval ... --set eval_config.protocol=62 --set eval_config.batch_size=64
+    aster-eval ... --run_once --labels_file my_crops/labels.txt   # your own labelled crops
+
+--labels_file evaluates a folder of word images instead of the config's eval_input_readers:
+one `relative/path.png<TAB>text` line per image (the `aster-convert folder` format; paths are
+relative to --image_dir, default the labels file's folder). The images are converted once into
+EVAL_DIR/<name>.tfrecord (name: the labels file's folder) and reported under that name.
 
 Without --run_once / --checkpoint_path it watches CHECKPOINT_DIR and evaluates every checkpoint
 in step order as training writes them (see aster/evaluator.py and eval_util.checkpoint_loop),
@@ -15,6 +21,7 @@ Exit status: 0 on success, 1 on a config, checkpoint or data problem (the messag
 """
 
 import argparse
+import os
 import sys
 
 from aster.config_cli import add_override_flags, load_with_overrides
@@ -31,8 +38,50 @@ def build_parser():
                         help="evaluate only the newest checkpoint of --checkpoint_dir")
     parser.add_argument("--checkpoint_path", default="",
                         help="evaluate this one checkpoint (path prefix, e.g. dir/model.ckpt-100)")
+    parser.add_argument("--labels_file", default="",
+                        help="evaluate the images this path<TAB>text file lists instead of the "
+                        "config's eval_input_readers")
+    parser.add_argument("--image_dir", default="",
+                        help="root of --labels_file's image paths (default: its folder)")
     add_override_flags(parser)
     return parser
+
+
+def use_labelled_folder(config, labels_file, image_dir, eval_dir):
+    """Points the config's evaluation at a converted labels-file folder; returns its name.
+
+    Raises:
+      ValueError: the labels file is missing or yields no image.
+    """
+    from aster.tools.converters import folder
+
+    if not os.path.isfile(labels_file):
+        raise ValueError(f"--labels_file {labels_file}: no such file")
+    root = os.path.dirname(os.path.abspath(labels_file))
+    name = os.path.basename(os.path.abspath(image_dir or root)) or "folder"
+    output = os.path.join(eval_dir, f"{name}.tfrecord")
+    os.makedirs(eval_dir, exist_ok=True)
+    stats = folder.convert(labels_file, output, image_dir=image_dir or None,
+                           progress_every=0, stream=sys.stderr)
+    if not stats.written:
+        raise ValueError(f"--labels_file {labels_file}: no image could be read (skipped: "
+                         f"{dict(stats.skipped)})")
+    from aster.protos import input_reader_pb2
+
+    readers = config.eval_input_reader
+    template = input_reader_pb2.InputReader()
+    if readers:  # keep the first reader's settings (label length, readers), not its source
+        template.CopyFrom(readers[0])
+        source = template.WhichOneof("input_reader")
+        if source:
+            template.ClearField(source)
+    template.tf_record_input_reader.input_path = output
+    template.shuffle, template.num_epochs = False, 1
+    del readers[:]
+    readers.add().CopyFrom(template)
+    del config.eval_config.dataset_name[:]
+    config.eval_config.dataset_name.append(name)
+    return name
 
 
 def main(argv=None):
@@ -43,6 +92,8 @@ def main(argv=None):
 
     try:
         config = load_with_overrides(args)
+        if args.labels_file:
+            use_labelled_folder(config, args.labels_file, args.image_dir, args.eval_dir)
         config_util.validate(config)
 
         def on_result(results):

@@ -91,3 +91,38 @@ def test_missing_required_flag_is_usage_error():
     with pytest.raises(SystemExit) as e:
         eval_cli.main(["--checkpoint_dir", "x"])
     assert e.value.code == 2
+
+
+def test_labels_file_evaluates_a_folder_of_crops(monkeypatch, config_path, tmp_path, capsys):
+    from PIL import Image
+
+    monkeypatch.setattr(evaluator, "default_model_fn", lambda model_config: StandInModel())
+    crops = tmp_path / "my_crops"
+    (crops / "img").mkdir(parents=True)
+    lines = []
+    for i, word in enumerate(["shop", "exit", "cafe"]):
+        Image.new("RGB", (40 + 10 * i, 16), (200, 200, 200)).save(crops / "img" / f"{i}.png")
+        lines.append(f"img/{i}.png\t{word}")
+    (crops / "labels.txt").write_text("\n".join(lines) + "\n")
+    train = str(tmp_path / "train")
+    write_checkpoint(train, 3, 7.0)
+    eval_dir = tmp_path / "eval"
+    rc = eval_cli.main(["--pipeline_config_path", config_path, "--checkpoint_dir", train,
+                        "--eval_dir", str(eval_dir), "--run_once",
+                        "--labels_file", str(crops / "labels.txt")])
+    assert rc == 0
+    assert "| my_crops | 3 |" in capsys.readouterr().out
+    (dataset,) = json.loads((eval_dir / "results.json").read_text())["datasets"]
+    assert dataset["input_path"] == str(eval_dir / "my_crops.tfrecord")
+
+
+def test_labels_file_missing_or_empty_exits_1(config_path, tmp_path, capsys):
+    missing = tmp_path / "nothing.txt"
+    args = ["--pipeline_config_path", config_path, "--checkpoint_dir", str(tmp_path),
+            "--eval_dir", str(tmp_path / "eval"), "--run_once"]
+    assert eval_cli.main([*args, "--labels_file", str(missing)]) == 1
+    assert str(missing) in capsys.readouterr().err
+    broken = tmp_path / "broken.txt"
+    broken.write_text("no_such.png\tword\n")
+    assert eval_cli.main([*args, "--labels_file", str(broken)]) == 1
+    assert "no image could be read" in capsys.readouterr().err

@@ -120,7 +120,7 @@ def inverse(warps, x, y):
     return x, y
 
 
-def box_outline(box, num=48):
+def box_outline(box, num=16):
     """Points along the border of box = (left, top, right, bottom): [4 * num] x and y arrays."""
     left, top, right, bottom = box
     t = np.linspace(0.0, 1.0, num)

@@ -6,12 +6,12 @@ The style mix is aster/tools/synth_style.py; backgrounds are aster/tools/synth_b
 the warps are aster/tools/synth_geometry.py.
 
 Pipeline for one image (optional steps drawn per image with the style's probabilities):
-  1. draw the word flat, white on black, at twice the output resolution: bold, thin, outline,
+  1. draw the word flat, white on black, at about the output resolution: bold, thin, outline,
      letter spacing, neighbouring text beside it;
   2. compose the warps (slant, arc or sine curve, rotation, perspective) and map the ink box's
      top and bottom lines through them: the keypoints;
   3. crop around the warped ink with random (tight to loose) margins and sample the output
-     back through the warps (PIL's MESH transform, 2x2 supersampled);
+     back through the warps (PIL's MESH transform);
   4. composite a text colour of the drawn contrast, an outline colour and a drop shadow over a
      background kind;
   5. Gaussian or motion blur, down-then-up scaling, noise, JPEG artefacts; encode as PNG.
@@ -60,9 +60,10 @@ def _uniform(rng, bounds):
 
 
 def _pick(rng, kinds):
-    names = [name for name, _ in kinds]
-    weights = np.array([w for _, w in kinds], float)
-    return names[int(rng.choice(len(names), p=weights / weights.sum()))]
+    """A name of (name, weight) pairs, drawn with the weights (one uniform draw)."""
+    cumulative = np.cumsum([w for _, w in kinds])
+    index = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+    return kinds[min(index, len(kinds) - 1)][0]
 
 
 # ------------------------------------------------------------------------------- 1. flat text
@@ -181,10 +182,11 @@ def _output_size(crop, style):
 
 def _mesh(warps, crop, size, curved):
     """PIL MESH data: output cells and the quads of the flat mask they come from (each cell's
-    corners mapped back through the warps). Curves get 24 x 2 cells (an arc is within ~0.2 px
-    of its chords), the others 4 x 1 (homographies are close to bilinear over a word)."""
+    corners mapped back through the warps). Curves get 16 cells along the word (an arc of up to
+    2.4 rad is then within ~0.3 px of its chords; 2 rows), the others 4 (homographies are close to
+    bilinear over a word)."""
     width, height = size
-    cols, rows = (24, 2) if curved else (4, 1)
+    cols, rows = (16, 2) if curved else (4, 1)
     xs = np.linspace(0, width, cols + 1)
     ys = np.linspace(0, height, rows + 1)
     gx, gy = np.meshgrid(crop[0] + xs * (crop[2] - crop[0]) / width,
@@ -201,21 +203,22 @@ def _mesh(warps, crop, size, curved):
 
 
 def _sample(masks, warps, crop, size, curved):
-    """The masks seen through the warps in the crop, at the output size: [h, w, C] in [0, 1].
+    """The masks seen through the warps in the crop, at the output size: [h, w, 1] float32 in
+    [0, 1] each (None stays None).
 
-    Sampled with PIL's MESH transform (piecewise bilinear, exact at the cell corners) at twice
-    the output size, then box-filtered down by 2."""
+    Sampled with PIL's MESH transform (piecewise bilinear, exact at the cell corners) at
+    SUPERSAMPLE times the output size, then box-filtered down."""
     s = SUPERSAMPLE
     big = (size[0] * s, size[1] * s)
     mesh = _mesh(warps, crop, big, curved)
-    channels = []
+    out = []
     for mask in masks:
-        if mask is None:
-            channels.append(np.zeros((size[1], size[0]), np.float32))
-            continue
-        warped = mask.transform(big, Image.MESH, mesh, Image.BILINEAR).reduce(s)
-        channels.append(np.asarray(warped, np.float32) / 255.0)
-    return np.stack(channels, axis=-1)
+        if mask is not None:
+            mask = mask.transform(big, Image.MESH, mesh, Image.BILINEAR)
+            mask = (mask.reduce(s) if s > 1 else mask)
+            mask = np.asarray(mask, np.float32)[..., None] * np.float32(1 / 255)
+        out.append(mask)
+    return out
 
 
 def _keypoints(warps, box, crop, size):
@@ -261,18 +264,20 @@ def _text_colors(rng, background, style):
 
 
 def _composite(alpha, rng, style):
-    height, width = alpha.shape[:2]
+    fill, ring = alpha
+    height, width = fill.shape[:2]
     kind = _pick(rng, style.backgrounds)
     image = synth_backgrounds.KINDS[kind](rng, height, width).astype(np.float32)
     text, outline = _text_colors(rng, image, style)
-    fill, ring = alpha[..., 0:1], alpha[..., 1:2]
     if rng.random() < style.shadow_prob:
         dx, dy = (int(v) for v in rng.integers(1, 3, 2))
         shadow = np.zeros_like(fill)
-        shadow[dy:, dx:] = np.maximum(fill, ring)[:-dy, :-dx]
-        image = image * (1 - rng.uniform(0.4, 0.8) * shadow)
-    image = image * (1 - ring) + outline * ring
-    return image * (1 - fill) + text * fill, kind
+        shadow[dy:, dx:] = (fill if ring is None else np.maximum(fill, ring))[:-dy, :-dx]
+        image *= 1 - np.float32(rng.uniform(0.4, 0.8)) * shadow
+    if ring is not None:
+        image += (outline.astype(np.float32) - image) * ring
+    image += (text.astype(np.float32) - image) * fill
+    return image, kind
 
 
 # ------------------------------------------------------------------------------ 5. photometric
