@@ -24,7 +24,7 @@ import numpy as np
 from PIL import Image, ImageChops, ImageDraw, ImageFilter, ImageFont
 
 from aster.tools import synth_backgrounds, synth_geometry
-from aster.tools.synth_style import TRAIN_STYLE
+from aster.tools.synth_style import TRAIN_STYLE, clean
 
 SUPERSAMPLE = 1
 KEYPOINTS_PER_CURVE = 10
@@ -51,7 +51,9 @@ _FONT_CACHE = {}
 def _font(path, size):
     key = (path, size)
     if key not in _FONT_CACHE:
-        _FONT_CACHE[key] = ImageFont.truetype(path, size)
+        # Basic layout: one glyph per character (no ligatures such as "ae" -> "\u00e6", which
+        # would draw a character the label does not have).
+        _FONT_CACHE[key] = ImageFont.truetype(path, size, layout_engine=ImageFont.Layout.BASIC)
     return _FONT_CACHE[key]
 
 
@@ -323,6 +325,8 @@ def render(text, font_path, rng, style=TRAIN_STYLE):
     Returns:
       Rendered.
     """
+    if rng.random() < style.clean_prob:
+        style = clean(style)
     font = _font(font_path, round(style.height * SUPERSAMPLE * _uniform(rng, style.font_scale)))
     masks, box = _flat_masks(text, font, rng, style)
     warps, curve = _warps(box, rng, style)

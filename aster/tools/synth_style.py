@@ -18,6 +18,9 @@ class RenderStyle:
     height: int = 32
     width: int = 100
     keep_aspect: bool = False
+    # Share of clean images: every optional effect off, plain / solid / gradient backgrounds, so
+    # a model from scratch finds the characters early (the attention decoders lock on).
+    clean_prob: float = 0.2
     # Font size relative to the rendering height (ink ~ 0.7-1.0 of it).
     font_scale: tuple = (0.8, 1.25)
     # Strokes and spacing.
@@ -69,12 +72,20 @@ class RenderStyle:
 
 TRAIN_STYLE = RenderStyle()
 OOD_STYLE = RenderStyle(
-    thin_prob=0.3, bold_prob=0.05, outline_prob=0.0, shadow_prob=0.05,
+    clean_prob=0.0, thin_prob=0.3, bold_prob=0.05, outline_prob=0.0, shadow_prob=0.05,
     min_arc=1.0, max_sine=0.45, max_rotation=8.0,
     low_contrast_prob=0.15,
     backgrounds=(("fibres", 0.5), ("wood", 0.5)),
     blur_prob=0.3, noise_prob=0.4, jpeg_prob=0.3)
 STYLES = {"train": TRAIN_STYLE, "ood": OOD_STYLE}
+_CLEAN_BACKGROUNDS = (("plain_light", 0.4), ("plain_dark", 0.15), ("solid", 0.25),
+                      ("gradient", 0.2))
+
+
+def clean(style):
+    """`style` with every optional effect off and plain backgrounds (sizes and fonts kept)."""
+    off = {f.name: 0.0 for f in dataclasses.fields(style) if f.name.endswith("_prob")}
+    return dataclasses.replace(style, **off, backgrounds=_CLEAN_BACKGROUNDS)
 
 
 def check(style):

@@ -7,10 +7,10 @@ chosen over a frequency list (wordfreq) because a recognizer must read words it 
 a list without frequencies lets the sampler draw rare and long words as often as we ask, and the
 package is pure data with no dependencies. `--word_list FILE` replaces it with a user's own list.
 
-Sampling (`Vocabulary.draw`): a word's length is drawn first, with weight count(length) ** 0.5
-over the lengths the split has (so long and short words appear far more often than in running
-text or in a frequency-ordered list), then a word of that length uniformly; its case is lower,
-Capitalised or UPPER. A `random_fraction` of the texts are random strings instead: letters,
+Sampling (`Vocabulary.draw`): a word's length is drawn first, with the weights LENGTH_WEIGHTS
+over the lengths the split has (long words far more often than in running text), then a word of
+that length uniformly (rare words as often as common ones); its case is lower, Capitalised or
+UPPER. A `random_fraction` of the texts are random strings instead: letters,
 letters and digits, or digit strings shaped like dates, times, prices, phone numbers and plain
 numbers.
 
@@ -30,7 +30,11 @@ CASE_WEIGHTS = (0.5, 0.3, 0.2)
 # Kinds of generated string and their weights.
 RANDOM_KINDS = (("letters", 0.35), ("alphanumeric", 0.3), ("number", 0.1), ("date", 0.06),
                 ("time", 0.04), ("price", 0.08), ("phone", 0.07))
-LENGTH_POWER = 0.5
+# How often a list word of each length is drawn (lengths past the end take the last weight):
+# shaped like words in running text (most 4-9 letters) with a long tail, so a 12-16 letter word
+# is still ~1 in 8, far more than in a frequency list (mean ~7 letters). Within a length, words
+# are drawn uniformly, so rare words are as likely as common ones.
+LENGTH_WEIGHTS = (3, 5, 8, 10, 11, 11, 10, 9, 8, 7, 5, 4, 3, 2, 2, 2)
 
 
 class VocabularyError(ValueError):
@@ -97,7 +101,8 @@ class Vocabulary:
                 if self.shared or text_split(text) == self.split:
                     return text
         lengths = [length for length, _ in self.by_length]
-        weights = [len(words) ** LENGTH_POWER for _, words in self.by_length]
+        weights = [LENGTH_WEIGHTS[min(length, len(LENGTH_WEIGHTS)) - 1]
+                   for length, _ in self.by_length]
         total = sum(weights)
         index = int(rng.choice(len(lengths), p=[w / total for w in weights]))
         words = self.by_length[index][1]

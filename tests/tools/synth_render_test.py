@@ -180,3 +180,14 @@ def test_arc_keeps_the_baseline_length():
 def test_homography_identity():
     corners = [(0, 0), (10, 0), (10, 5), (0, 5)]
     np.testing.assert_allclose(synth_geometry.homography(corners, corners), np.eye(3), atol=1e-9)
+
+
+def test_clean_share_draws_plain_undistorted_images(font_path):
+    style = synth_style.TRAIN_STYLE.replace(clean_prob=1.0, curve_prob=1.0, noise_prob=1.0)
+    plain = {name for name, _ in synth_style.clean(style).backgrounds}
+    for seed in range(10):
+        out = synth_render.render("Sample", font_path, np.random.default_rng(seed), style)
+        assert out.curve == "" and out.background in plain
+    noisy = synth_render.render("Sample", font_path, np.random.default_rng(0),
+                                style.replace(clean_prob=0.0))
+    assert noisy.curve in ("arc", "sine")
