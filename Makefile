@@ -126,3 +126,4 @@ bench: install protos
 	$(PY) benchmarks/inference.py --config aster_paper --repeats 5 $(BENCH_FLAGS)
 	$(PY) benchmarks/eval_batching.py --repeats 1 $(BENCH_FLAGS)
 	$(PY) benchmarks/input_pipeline.py --runs 3 --steps 30 --warmup 10 $(BENCH_FLAGS)
+	$(PY) benchmarks/synth_speed.py --images 1000 --runs 3 --end_to_end $(BENCH_FLAGS)
