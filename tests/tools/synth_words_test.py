@@ -42,7 +42,9 @@ def _records(read_records, directory, split):
     return records
 
 
-def test_splits_share_no_word_or_font_family(generated, read_records):
+def test_splits_share_no_word_or_font_family(generated, read_records, machine_fonts):
+    if len(fonts.group_by_family(machine_fonts)) < 2:
+        pytest.skip("needs two font families")
     records = {split: _records(read_records, generated, split) for split in SPLIT_FILES}
     assert [len(records[s]) for s in SPLIT_FILES] == [300, 100, 50, 50]
     manifests = {s: json.loads((generated / f"{s}_manifest.json").read_text())
@@ -52,9 +54,10 @@ def test_splits_share_no_word_or_font_family(generated, read_records):
     words = {g: {r["transcript"].lower() for s in ss for r in records[s]}
              for g, ss in groups.items()}
     families = {g: {f for s in ss for f in manifests[s]["fonts"]} for g, ss in groups.items()}
+    three_way = len(fonts.group_by_family(machine_fonts)) >= 3  # else val and val_ood share
     for a, b in (("train", "val"), ("train", "val_ood"), ("val", "val_ood")):
         assert not words[a] & words[b], (a, b)
-        assert not families[a] & families[b], (a, b)
+        assert not families[a] & families[b] or (b == "val_ood" and not three_way), (a, b)
     for group, texts in words.items():
         assert all(vocabulary.text_split(t) == group for t in texts)
     assert len({r["filename"] for s in SPLIT_FILES for r in records[s]}) == 500
