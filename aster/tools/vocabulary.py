@@ -20,9 +20,12 @@ else train), for list words and generated strings alike, so the three splits nev
 
 import collections
 import dataclasses
+import functools
 import os
 import string
 import zlib
+
+import numpy as np
 
 SPLITS = ("train", "val", "val_ood")
 # Case of a dictionary word: (lower, Capitalised, UPPER) probabilities.
@@ -100,17 +103,17 @@ class Vocabulary:
                 text = random_string(rng, self.max_length)
                 if self.shared or text_split(text) == self.split:
                     return text
-        lengths = [length for length, _ in self.by_length]
-        weights = [LENGTH_WEIGHTS[min(length, len(LENGTH_WEIGHTS)) - 1]
-                   for length, _ in self.by_length]
-        total = sum(weights)
-        index = int(rng.choice(len(lengths), p=[w / total for w in weights]))
-        words = self.by_length[index][1]
+        words = self.by_length[weighted_index(rng, self._length_cumulative)][1]
         word = words[int(rng.integers(len(words)))]
         if self.keep_case:
             return word
-        case = int(rng.choice(3, p=CASE_WEIGHTS))
+        case = weighted_index(rng, _CASE_CUMULATIVE)
         return (word, word.capitalize(), word.upper())[case]
+
+    @functools.cached_property
+    def _length_cumulative(self):
+        return np.cumsum([LENGTH_WEIGHTS[min(length, len(LENGTH_WEIGHTS)) - 1]
+                          for length, _ in self.by_length])
 
 
 def build(split, words, random_fraction=0.3, max_length=16, can_draw=None, source="word list",
@@ -160,15 +163,23 @@ def build_all(word_list_path=None, random_fraction=0.3, max_length=16, can_draw=
 
 # ------------------------------------------------------------------------- generated strings
 
+def weighted_index(rng, cumulative):
+    """An index drawn with the weights whose cumulative sums are `cumulative` (one draw)."""
+    index = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+    return min(index, len(cumulative) - 1)
+
+
+_CASE_CUMULATIVE = np.cumsum(CASE_WEIGHTS)
+_KIND_CUMULATIVE = np.cumsum([w for _, w in RANDOM_KINDS])
+
+
 def _digits(rng, count):
     return "".join(str(d) for d in rng.integers(10, size=count))
 
 
 def random_string(rng, max_length):
     """A random string of at most max_length characters, of a kind drawn from RANDOM_KINDS."""
-    names = [name for name, _ in RANDOM_KINDS]
-    weights = [w for _, w in RANDOM_KINDS]
-    kind = names[int(rng.choice(len(names), p=[w / sum(weights) for w in weights]))]
+    kind = RANDOM_KINDS[weighted_index(rng, _KIND_CUMULATIVE)][0]
     text = _GENERATORS[kind](rng, max_length)
     return text[:max_length]
 
