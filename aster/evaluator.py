@@ -15,16 +15,11 @@ exponential moving averages when eval_config.use_moving_averages). Outputs (see 
     eval_dir/step-<step>/predictions-<dataset>.tsv
     eval_dir/results.{json,md}                   the newest report
 
-Rectifier diagnostics (models with a spatial transformer: a `spatial_transformer` attribute
-with `init_control_points` and `target_control_points`): every dataset's result carries
-"rectifier", how far the predicted control points moved from the rectifier's initial ones (per
-image the mean and the maximum over the K points of the Euclidean distance, averaged over the
-images; normalised and in pixels of the model input). With
-eval_config.compare_identity_rectification the same batches are also decoded with the control
-points replaced by the TPS target pattern (the identity rectification, a plain resize), through a
-second predict() that reuses every variable; the result then carries "identity_rectification"
-({"accuracy", "one_minus_ned", "num_correct"}, primary protocol) and "rectification_gain"
-(accuracy - identity accuracy).
+Rectifier diagnostics (aster/utils/rectifier_eval.py): with a spatial transformer every
+dataset's result carries "rectifier" (control-point displacement, normalised and in pixels);
+with eval_config.compare_identity_rectification also "identity_rectification" ({"accuracy",
+"one_minus_ned", "num_correct"}, primary protocol) and "rectification_gain" (accuracy - identity
+accuracy).
 """
 
 import csv
@@ -39,7 +34,7 @@ from aster import eval_util
 from aster.core.standard_fields import InputDataFields as Fields
 from aster.core.standard_fields import PredictionFields
 from aster.tf_setup import tf
-from aster.utils import recognition_evaluation, visualization
+from aster.utils import recognition_evaluation, rectifier_eval, visualization
 
 logger = logging.getLogger(__name__)
 
@@ -211,7 +206,7 @@ class Evaluator:
         images = model.preprocess(batch[Fields.image])
         predictions = model.postprocess(model.predict(images))
         model_vars = [v for v in tf.global_variables() if v not in before]
-        stn = _spatial_transformer(model)
+        stn = rectifier_eval.spatial_transformer(model)
         identity_text = None
         if self._eval_config.compare_identity_rectification:
             if stn is None:
@@ -220,7 +215,7 @@ class Evaluator:
                                    "model has no spatial transformer; skipping the comparison")
                     self._warned_no_rectifier = True
             else:
-                identity_text = identity_rectification_text(model, images)
+                identity_text = rectifier_eval.identity_rectification_text(model, images)
         saver = make_saver(model_vars, checkpoint_path, self._eval_config.use_moving_averages)
         others = [v for v in tf.global_variables() if v not in set(model_vars)]
         init_op = tf.group(tf.variables_initializer(others), tf.local_variables_initializer(),
@@ -235,7 +230,7 @@ class Evaluator:
             "dropped": dict(drop_counts or {}),
         }
         if stn is not None:
-            light["rectifier"] = control_point_displacement(
+            light["rectifier"] = rectifier_eval.control_point_displacement(
                 predictions[PredictionFields.control_points], stn.init_control_points,
                 tf.shape(images)[1], tf.shape(images)[2])
         if identity_text is not None:
@@ -291,19 +286,10 @@ class Evaluator:
             "seconds": end - start,
             "first_batch_seconds": (warm[0] - start) if warm else 0.0,
             "images_per_sec": _throughput(start, warm, end, count),
-            "rectifier": _displacement_report(displacement, count,
+            "rectifier": rectifier_eval.displacement_report(displacement, count,
                                               fetches.get("num_control_points")),
             "identity": identity,
         }
-
-
-def _displacement_report(sums, count, num_control_points):
-    """The "rectifier" entry of a dataset's result from the per-image sums (None without one)."""
-    if num_control_points is None:
-        return None
-    report = {k: (v / count if count else None) for k, v in sums.items()}
-    report["num_control_points"] = num_control_points
-    return report
 
 
 def _throughput(start, warm, end, count):
@@ -351,76 +337,6 @@ class _VisualCollector:
 
 def _get(out, key, i):
     return out[key][i] if key in out else None
-
-
-# --------------------------------------------------------------------------- rectifier
-
-
-def _spatial_transformer(model):
-    """The model's spatial transformer when it has one with init_control_points and
-    target_control_points (aster.core.spatial_transformer.SpatialTransformer), else None."""
-    stn = getattr(model, "spatial_transformer", None)
-    if stn is None or any(getattr(stn, name, None) is None
-                          for name in ("init_control_points", "target_control_points")):
-        return None
-    return stn
-
-
-def control_point_displacement(control_points, init_points, input_height, input_width):
-    """Per-image distances of predicted control points from the rectifier's initial ones.
-
-    Args:
-      control_points: [B, K, 2] float32 normalised (x, y) in the rectifier's input.
-      init_points: [K, 2] numpy (SpatialTransformer.init_control_points).
-      input_height, input_width: the rectifier's input size in pixels (int or scalar tensors).
-
-    Returns:
-      dict of [B] float32 tensors: mean_displacement / max_displacement (mean and maximum over
-      the K points of the Euclidean distance, normalised units) and mean_displacement_px /
-      max_displacement_px (the same with x scaled by input_width and y by input_height).
-    """
-    init = tf.constant(np.asarray(init_points, np.float32))
-    with tf.name_scope("ControlPointDisplacement"):
-        diff = tf.cast(control_points, tf.float32) - init[None]
-        scale = tf.cast(tf.stack([input_width, input_height]), tf.float32)
-        distance = tf.sqrt(tf.reduce_sum(tf.square(diff), axis=-1))
-        distance_px = tf.sqrt(tf.reduce_sum(tf.square(diff * scale), axis=-1))
-        return {
-            "mean_displacement": tf.reduce_mean(distance, axis=1),
-            "max_displacement": tf.reduce_max(distance, axis=1),
-            "mean_displacement_px": tf.reduce_mean(distance_px, axis=1),
-            "max_displacement_px": tf.reduce_max(distance_px, axis=1),
-        }
-
-
-def identity_rectification_text(model, preprocessed_images):
-    """Decodes `preprocessed_images` again with the rectifier forced to the identity.
-
-    The control points are replaced by the TPS target pattern
-    (spatial_transformer.target_control_points, for which the TPS grid is the identity map)
-    and model.predict runs a second time under a reusing variable scope, so it shares every
-    variable of the normal path (call it after the normal predict()).
-
-    Returns:
-      [B] string tensor: the fused text of that path.
-
-    Raises:
-      RuntimeError: the second path created variables (it would not share the restored ones).
-    """
-    stn = model.spatial_transformer
-    target = tf.constant(np.asarray(stn.target_control_points, np.float32))
-    batch_size = tf.shape(preprocessed_images)[0]
-    points = tf.tile(target[None], [batch_size, 1, 1])
-    before = set(tf.global_variables())
-    with tf.variable_scope(tf.get_variable_scope(), reuse=True), \
-            tf.name_scope("IdentityRectification"):
-        predictions = model.postprocess(model.predict(preprocessed_images,
-                                                      control_points=points))
-    created = [v.op.name for v in tf.global_variables() if v not in before]
-    if created:
-        raise RuntimeError(f"the identity-rectification path created {len(created)} variables "
-                           f"instead of reusing the model's: {created[:5]}")
-    return predictions[PredictionFields.text]
 
 
 # --------------------------------------------------------------------------- restore

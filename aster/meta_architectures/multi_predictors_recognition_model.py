@@ -124,11 +124,8 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
         if control_points is not None and self._stn is None:
             raise ValueError("control_points given but the model has no spatial transformer")
         if self._stn is not None:
-            if control_points is None:
-                stn_out = self._stn.batch_transform(images, scope="SpatialTransformer")
-            else:
-                stn_out = self._stn.batch_transform(images, scope="SpatialTransformer",
-                                                    control_points=control_points)
+            given = {} if control_points is None else {"control_points": control_points}
+            stn_out = self._stn.batch_transform(images, scope="SpatialTransformer", **given)
             rectified = stn_out["rectified_images"]
             control_points = stn_out["control_points"]
         else:

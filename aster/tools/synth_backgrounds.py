@@ -10,16 +10,21 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 
-def _luminance(rgb):
+def luminance(rgb):
+    """Luma (ITU-R 601) of RGB values in the last axis."""
     return 0.299 * rgb[..., 0] + 0.587 * rgb[..., 1] + 0.114 * rgb[..., 2]
+
+
+def color_at(rng, level, max_chroma=70.0):
+    """An RGB colour of luminance about `level` with a random tint of up to max_chroma."""
+    tint = rng.uniform(-1, 1, 3) * rng.uniform(0, max_chroma)
+    tint -= luminance(tint)
+    return np.clip(level + tint, 0, 255)
 
 
 def _tinted(rng, lum_low, lum_high, max_chroma=40.0):
     """A colour of luminance in [lum_low, lum_high] with a random tint of up to max_chroma."""
-    grey = rng.uniform(lum_low, lum_high)
-    tint = rng.uniform(-1, 1, 3) * rng.uniform(0, max_chroma)
-    tint -= _luminance(tint)
-    return np.clip(grey + tint, 0, 255)
+    return color_at(rng, rng.uniform(lum_low, lum_high), max_chroma)
 
 
 def _fill(color, height, width):

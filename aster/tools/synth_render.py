@@ -238,19 +238,9 @@ def _keypoints(warps, box, crop, size):
 
 # ------------------------------------------------------------------------------ 4. colours
 
-def _luminance(rgb):
-    return float(0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2])
-
-
-def _color_at(rng, luminance, max_chroma=70.0):
-    tint = rng.uniform(-1, 1, 3) * rng.uniform(0, max_chroma)
-    tint -= _luminance(tint)
-    return np.clip(luminance + tint, 0, 255)
-
-
 def _text_colors(rng, background, style):
     """(text colour, outline colour) with the drawn luminance contrast against the background."""
-    bg = _luminance(background.reshape(-1, 3).mean(axis=0))
+    bg = float(synth_backgrounds.luminance(background.reshape(-1, 3).mean(axis=0)))
     low = rng.random() < style.low_contrast_prob
     contrast = _uniform(rng, style.low_contrast if low else style.contrast)
     darker, lighter = bg - contrast, bg + contrast
@@ -260,8 +250,9 @@ def _text_colors(rng, background, style):
         target = lighter
     else:
         target = 0.0 if bg > 127 else 255.0
-    text = _color_at(rng, target)
-    outline = _color_at(rng, 255.0 - target if abs(255.0 - 2 * target) > 60 else bg, 40.0)
+    text = synth_backgrounds.color_at(rng, target)
+    outline_luminance = 255.0 - target if abs(255.0 - 2 * target) > 60 else bg
+    outline = synth_backgrounds.color_at(rng, outline_luminance, 40.0)
     return text, outline
 
 
