@@ -104,6 +104,18 @@ eval: install protos
 	$(VENV)/bin/aster-eval --pipeline_config_path $(DEMO_CONFIG) --checkpoint_dir $(DEMO_DIR) \
 		--eval_dir $(DEMO_DIR)/eval --run_once
 
+# ---- tiny-data: the data of configs/tiny.config and the README's example commands,
+# data/tiny_train.tfrecord (512 synthetic words) and data/tiny_val.tfrecord (64 unseen words and
+# font families), from aster-synth-words with the fonts on the machine (~20 s, mostly finding
+# fonts). Rewritten each time (seed 0: the same fonts give the same images).
+TINY_SYNTH_ARGS := --num_train 512 --num_val 64 --num_val_ood 0 --num_shards 1 --num_workers 1
+.PHONY: tiny-data
+tiny-data: install
+	$(VENV)/bin/aster-synth-words --output_dir data/tiny $(TINY_SYNTH_ARGS)
+	mv -f data/tiny/train.tfrecord data/tiny_train.tfrecord
+	mv -f data/tiny/val.tfrecord data/tiny_val.tfrecord
+	rm -rf data/tiny
+
 # ---- reliability: every fault case of SPEC section 9 at full size (five SIGKILLs, a 20-minute soak
 # of demo_cpu.config; SOAK_MINUTES=5 for a shorter one, 0 to reuse the last), then rewrites the
 # table in docs/RELIABILITY.md. The CI-sized part runs in `make test` (tests/reliability/).

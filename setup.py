@@ -76,7 +76,10 @@ setup(
     ],
     extras_require={
         "lmdb": ["lmdb>=1.4"],
-        "dev": ["pytest>=8", "ruff==0.17.6", "lmdb>=1.4", "scipy>=1.11", "grpcio-tools==1.85.1"],
+        # The build requirements of pyproject.toml are in dev too, so that
+        # tests/packaging_test.py builds the wheel without an isolated (PyPI) build environment.
+        "dev": ["pytest>=8", "ruff==0.17.6", "lmdb>=1.4", "scipy>=1.11", "grpcio-tools==1.85.1",
+                "setuptools>=70", "wheel"],
         # Font families for aster-synth-words (found by aster/tools/fonts.py in the installed
         # font-* distributions): `make train` installs them so that training sees 11 families and
         # validation 3 unseen ones. SIL OFL / Apache 2.0 fonts, no dependencies.

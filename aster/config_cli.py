@@ -5,13 +5,22 @@
     aster-config validate CONFIG [--set ...] [--check_files]
     aster-config diff A B
 
-Exit status 0 on success, 1 on a config error (the message names the field path), 2 on bad usage.
+Exit status 0 on success, 2 on a config error (one line naming the field path) or bad usage, as
+in every aster command (1 is a runtime failure: a missing checkpoint, a loss that became NaN).
 """
 
 import argparse
 import sys
 
 from aster.utils import config_util
+
+CONFIG_ERROR_STATUS = 2  # the exit status of a config error in every command (argparse's too)
+
+
+def config_error(prog, error):
+    """Prints a config error as one line on stderr; returns CONFIG_ERROR_STATUS."""
+    print(f"{prog}: config error: {error}", file=sys.stderr)
+    return CONFIG_ERROR_STATUS
 
 
 def add_override_flags(parser):
@@ -93,8 +102,7 @@ def main(argv=None):
     try:
         _COMMANDS[args.command](args)
     except config_util.ConfigError as e:
-        print(f"config error: {e}", file=sys.stderr)
-        return 1
+        return config_error("aster-config", e)
     return 0
 
 

@@ -22,7 +22,7 @@ from PIL import Image
 
 from aster.data_decoders.tf_example_decoder import MAX_PIXELS
 from aster.tf_setup import tf
-from aster.utils import cli_logging
+from aster.utils import cli_logging, config_util
 
 
 class SavedModelPredictor:
@@ -146,6 +146,10 @@ def main(argv=None):
             _, errors = run_demo(predictor, args.images, args.output_dir, args.batch_size)
         finally:
             predictor.close()
+    except config_util.ConfigError as e:
+        from aster.config_cli import config_error
+
+        return config_error("aster-demo", e)
     except (ValueError, eval_util.CheckpointUnavailableError) as e:
         print(f"aster-demo: {e}", file=sys.stderr)
         return 1

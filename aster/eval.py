@@ -24,7 +24,7 @@ import argparse
 import os
 import sys
 
-from aster.config_cli import add_override_flags, load_with_overrides
+from aster.config_cli import add_override_flags, config_error, load_with_overrides
 from aster.utils import cli_logging
 
 
@@ -102,6 +102,8 @@ def main(argv=None):
         evaluator.run(config, args.eval_dir, checkpoint_dir=args.checkpoint_dir,
                       run_once=args.run_once, checkpoint_path=args.checkpoint_path,
                       on_result=on_result)
+    except config_util.ConfigError as e:
+        return config_error("aster-eval", e)
     except (ValueError, eval_util.CheckpointUnavailableError) as e:
         print(f"aster-eval: {e}", file=sys.stderr)
         return 1

@@ -19,6 +19,8 @@ import os
 import re
 import time
 
+from aster.utils import recognition_evaluation
+
 logger = logging.getLogger(__name__)
 
 _INDEX_RE = re.compile(r"^(?P<prefix>.+)-(?P<step>\d+)\.index$")
@@ -149,20 +151,22 @@ def dataset_names(input_paths, configured_names=()):
     """One report name per eval reader.
 
     Args:
-      input_paths: each reader's input path (a file, glob or comma-separated list; "" if none).
+      input_paths: each reader's input path: TFRecord files or LMDB directories (a path, glob or
+        comma-separated list; "" if none).
       configured_names: eval_config.dataset_name; entry i, when present and non-empty, names
         reader i.
 
     Returns:
       A list of distinct names usable as folder names: the configured name, else the first input
-      file's base name without extensions and shard suffix ("data/svt-00000-of-00004.tfrecord" ->
-      "svt"); repeated names get "_2", "_3", ...
+      path's base name without extensions and shard suffix ("data/svt-00000-of-00004.tfrecord" ->
+      "svt", "lmdb/IIIT5k_3000/" -> "IIIT5k_3000"), else (no path) "dataset<i>"; repeated names
+      get "_2", "_3", ...
     """
     names, used = [], set()
     for i, path in enumerate(input_paths):
         name = configured_names[i] if i < len(configured_names) else ""
         if not name:
-            first = path.split(",")[0].strip()
+            first = path.split(",")[0].strip().rstrip("/" + os.sep)
             name = os.path.basename(first)
             name = re.sub(r"-\d+-of-\d+", "", name)
             name = re.sub(r"[*?\[\]]", "", name.split(".")[0])
@@ -203,11 +207,7 @@ def decoding_settings(model_config):
 # --------------------------------------------------------------------------- reports
 
 
-PROTOCOL_NAMES = {
-    36: "case-insensitive digits and letters",
-    62: "case-sensitive digits and letters",
-    94: "printable ASCII",
-}
+PROTOCOL_NAMES = recognition_evaluation.PROTOCOL_NAMES
 
 
 def _fmt_ratio(value):
@@ -260,7 +260,8 @@ def format_markdown(results):
         "",
         f"- checkpoint: `{results['checkpoint']}`",
         f"- step: {results['step']}",
-        f"- protocol: {protocol} ({PROTOCOL_NAMES.get(protocol, '?')})",
+        f"- protocol: {protocol} "
+        f"({results.get('protocol_name') or PROTOCOL_NAMES.get(protocol, '?')})",
         f"- weights: {'moving averages' if results.get('use_moving_averages') else 'raw'}",
         f"- decoding: {_fmt_decoding(results.get('decoding', []))}",
         f"- evaluated at: {results.get('evaluated_at', '')}",
@@ -301,7 +302,7 @@ def format_markdown(results):
                      "the points, then over the images (max: the per-image maximum, averaged); "
                      "about 0 means the rectifier has not moved from its initialisation.")
     lines.append("")
-    others = [p for p in (36, 62, 94) if p != protocol]
+    others = [p for p in recognition_evaluation.PROTOCOLS if p != protocol]
     if datasets and others:
         lines.append("Other protocols (accuracy / 1 - NED): " + "; ".join(
             f"{d['name']}: " + ", ".join(
@@ -329,14 +330,15 @@ def write_reports(results, eval_dir):
     evaluation, overwritten), each written atomically.
 
     Args:
-      results: dict with checkpoint, step, protocol, use_moving_averages, decoding (list of
+      results: dict with checkpoint, step, protocol (the resolved one: 36, 62, 94 or 1),
+        protocol_name (optional, its description), use_moving_averages, decoding (list of
         dicts), evaluated_at, and datasets: a list of dicts with name, size, accuracy,
         one_minus_ned, lexicon_accuracy, num_with_lexicon, num_empty_groundtruth, dropped
         (dict reason -> count), images_per_sec (after the first batch), protocols
-        ({"36": {...}, ...}); optionally rectifier ({"mean_displacement",
-        "mean_displacement_px", "max_displacement", "max_displacement_px",
-        "num_control_points"}), identity_rectification ({"accuracy", "one_minus_ned",
-        "num_correct"}) and rectification_gain (see evaluator).
+        ({"36": {...}, ..., "1": {...} when the model's character set is known}); optionally
+        rectifier ({"mean_displacement", "mean_displacement_px", "max_displacement",
+        "max_displacement_px", "num_control_points"}), identity_rectification ({"accuracy",
+        "one_minus_ned", "num_correct"}) and rectification_gain (see evaluator).
       eval_dir: the evaluation folder.
 
     Returns:

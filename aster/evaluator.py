@@ -15,6 +15,14 @@ exponential moving averages when eval_config.use_moving_averages). Outputs (see 
     eval_dir/step-<step>/predictions-<dataset>.tsv
     eval_dir/results.{json,md}                   the newest report
 
+Protocol: eval_config.protocol, with 0 (auto) resolved by recognition_evaluation.resolve_protocol
+against the model's character set (model_charset: the characters of its decoded predictors' label
+maps): 36 for an ASCII set, else 1, the character-set protocol. results.json's "protocol" is the
+resolved one; "protocols" carries 36, 62, 94 and (when the model config has label maps) 1.
+
+Datasets are named by eval_config.dataset_name, else after their reader's path (TFRecord
+input_path, LMDB path); see eval_util.dataset_names.
+
 Rectifier diagnostics (aster/utils/rectifier_eval.py): with a spatial transformer every
 dataset's result carries "rectifier" (control-point displacement, normalised and in pixels);
 with eval_config.compare_identity_rectification also "identity_rectification" ({"accuracy",
@@ -34,7 +42,7 @@ from aster import eval_util
 from aster.core.standard_fields import InputDataFields as Fields
 from aster.core.standard_fields import PredictionFields
 from aster.tf_setup import tf
-from aster.utils import recognition_evaluation, rectifier_eval, visualization
+from aster.utils import config_checks, recognition_evaluation, rectifier_eval, visualization
 
 logger = logging.getLogger(__name__)
 
@@ -52,29 +60,47 @@ def _default_batches_fn(input_reader_config, eval_config, batch_size):
     return input_reader_builder.build_eval_batches(input_reader_config, eval_config, batch_size)
 
 
+# The field of each reader type that says where its data is (what a dataset is named after).
+_PATH_FIELDS = {"tf_record_input_reader": "input_path", "lmdb_input_reader": "path"}
+
+
 def _input_path(reader_config):
-    if reader_config.WhichOneof("input_reader") == "tf_record_input_reader":
-        return reader_config.tf_record_input_reader.input_path
-    return ""
+    """The reader's data path (TFRecord files, LMDB directories); "" for a reader without one."""
+    kind = reader_config.WhichOneof("input_reader")
+    if kind not in _PATH_FIELDS:
+        return ""
+    return getattr(getattr(reader_config, kind), _PATH_FIELDS[kind])
+
+
+def model_charset(model_config):
+    """The characters the model can output: those of its decoded predictors' label maps, in
+    order, each once; None when the model config has no such predictor.
+
+    Raises:
+      ValueError: a character set that cannot be read (named by its field path).
+    """
+    from aster.builders import character_set_builder
+
+    which = model_config.WhichOneof("model_oneof")
+    if which is None:
+        return None
+    chars = {}
+    for i, predictor in enumerate(getattr(model_config, which).predictor):
+        kind = predictor.WhichOneof("predictor_oneof")
+        if kind is None or predictor.auxiliary or not getattr(predictor, kind).HasField(
+                "label_map"):
+            continue
+        path = f"model.{which}.predictor[{i}].{kind}.label_map.character_set"
+        chars.update(dict.fromkeys(character_set_builder.build(
+            getattr(predictor, kind).label_map.character_set, path)))
+    return list(chars) or None
 
 
 def _check_config(pipeline_config):
     """Raises ValueError (with the field path) for eval settings the evaluator cannot honour."""
-    eval_config = pipeline_config.eval_config
     if not pipeline_config.eval_input_reader:
         raise ValueError("eval_input_reader: the pipeline config has no eval_input_reader")
-    if eval_config.protocol not in recognition_evaluation.PROTOCOLS:
-        raise ValueError(f"eval_config.protocol is {eval_config.protocol}; expected one of "
-                         f"{list(recognition_evaluation.PROTOCOLS)}")
-    if eval_config.metrics_set != "recognition_metrics":
-        raise ValueError(f"eval_config.metrics_set is {eval_config.metrics_set!r}; the only "
-                         "metric set is 'recognition_metrics'")
-    if eval_config.batch_size < 1:
-        raise ValueError(f"eval_config.batch_size is {eval_config.batch_size}; must be >= 1")
-    if len(eval_config.dataset_name) > len(pipeline_config.eval_input_reader):
-        raise ValueError(
-            f"eval_config.dataset_name has {len(eval_config.dataset_name)} entries but there are "
-            f"only {len(pipeline_config.eval_input_reader)} eval_input_readers")
+    config_checks.check_eval(pipeline_config)  # the rules aster-config validate applies
 
 
 class Evaluator:
@@ -95,6 +121,9 @@ class Evaluator:
         _check_config(pipeline_config)
         self._config = pipeline_config
         self._eval_config = pipeline_config.eval_config
+        self._charset = model_charset(pipeline_config.model)
+        self._protocol = recognition_evaluation.resolve_protocol(self._eval_config.protocol,
+                                                                 self._charset)
         self._eval_dir = eval_dir
         self._model_fn = model_fn or (lambda: default_model_fn(pipeline_config.model))
         self._batches_fn = batches_fn or _default_batches_fn
@@ -108,6 +137,15 @@ class Evaluator:
     @property
     def dataset_names(self):
         return [name for name, _, _ in self._datasets]
+
+    @property
+    def protocol(self):
+        """The primary protocol: eval_config.protocol, with 0 (auto) resolved for the model."""
+        return self._protocol
+
+    def _evaluation(self, protocol):
+        return recognition_evaluation.RecognitionEvaluation(
+            protocol, self._charset, self._eval_config.charset_fold_case)
 
     def evaluate(self, checkpoint_path):
         """Evaluates one checkpoint on every dataset and writes the reports.
@@ -123,7 +161,9 @@ class Evaluator:
         results = {
             "checkpoint": checkpoint_path,
             "step": step,
-            "protocol": self._eval_config.protocol,
+            "protocol": self._protocol,
+            "protocol_name": recognition_evaluation.describe(
+                self._protocol, self._eval_config.charset_fold_case),
             "use_moving_averages": self._eval_config.use_moving_averages,
             "decoding": eval_util.decoding_settings(self._config.model),
             "evaluated_at": datetime.datetime.now().isoformat(timespec="seconds"),
@@ -153,7 +193,7 @@ class Evaluator:
             if self._eval_config.save_graph:
                 tf.summary.FileWriter(dataset_dir, graph=graph).close()
         evaluations, dropped = epoch["evaluations"], epoch["dropped"]
-        primary = evaluations[self._eval_config.protocol].result()
+        primary = evaluations[self._protocol].result()
         result = {
             "name": name,
             "size": primary["num_examples"],
@@ -183,14 +223,14 @@ class Evaluator:
         sheet_path = os.path.join(dataset_dir, f"examples-{step}.png")
         result["examples_shown"] = [v["index"] for v in epoch["visuals"]]
         sheet = visualization.make_example_sheet(
-            epoch["visuals"], title=f"{name}  step {step}  protocol {self._eval_config.protocol}")
+            epoch["visuals"], title=f"{name}  step {step}  protocol {self._protocol}")
         png = visualization.to_png_bytes(sheet)
         with open(sheet_path, "wb") as f:
             f.write(png)
         result["examples_sheet"] = sheet_path
         result["predictions"] = _write_predictions(
-            os.path.join(step_dir, f"predictions-{name}.tsv"), evaluations[
-                self._eval_config.protocol].examples)
+            os.path.join(step_dir, f"predictions-{name}.tsv"),
+            evaluations[self._protocol].examples)
         _write_summaries(dataset_dir, step, result, png)
         if self._eval_config.eval_with_lexicon and not result["num_with_lexicon"]:
             logger.warning("eval_config.eval_with_lexicon is set but no record of %s carries a "
@@ -248,9 +288,10 @@ class Evaluator:
         """Runs the eval epoch; returns evaluations per protocol, visual examples and timing."""
         config = self._eval_config
         limit = config.num_examples
-        evaluations = {p: recognition_evaluation.RecognitionEvaluation(p)
-                       for p in recognition_evaluation.PROTOCOLS}
-        identity = (recognition_evaluation.RecognitionEvaluation(config.protocol)
+        protocols = recognition_evaluation.PROTOCOLS if self._charset else \
+            recognition_evaluation.ASCII_PROTOCOLS
+        evaluations = {p: self._evaluation(p) for p in protocols}
+        identity = (self._evaluation(self._protocol)
                     if "identity_text" in fetches["light"] else None)
         displacement = {k: 0.0 for k in fetches["light"].get("rectifier", {})}
         collector = _VisualCollector(config.num_visualizations, config.only_visualize_incorrect)
@@ -269,7 +310,7 @@ class Evaluator:
                 added = evaluation.add_batch(out["text"][:n], gts, lexicons=out["lexicon"][:n],
                                              filenames=out["filename"][:n],
                                              scores=out["scores"][:n])
-                if protocol == config.protocol:
+                if protocol == self._protocol:
                     collector.add(out, added)
             if identity is not None:
                 identity.add_batch(out["identity_text"][:n], gts)

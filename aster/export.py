@@ -42,7 +42,7 @@ from aster.core.standard_fields import PredictionFields
 from aster.data_decoders import tf_example_decoder
 from aster.data_decoders.tf_example_decoder import MAX_PIXELS
 from aster.tf_setup import tf
-from aster.utils import cli_logging
+from aster.utils import cli_logging, config_util
 
 logger = logging.getLogger(__name__)
 
@@ -138,7 +138,8 @@ class CheckpointPredictor:
 
         height, width = model_input_size(pipeline_config.model)
         steps = preprocessor_builder.build_steps(
-            pipeline_config.eval_config.data_preprocessing_steps)
+            pipeline_config.eval_config.data_preprocessing_steps,
+            "eval_config.data_preprocessing_steps")
         model_fn = model_fn or (lambda: evaluator.default_model_fn(pipeline_config.model))
         self.graph = tf.Graph()
         with self.graph.as_default():
@@ -185,8 +186,6 @@ def export_saved_model(pipeline_config, checkpoint_path, output_dir, model_fn=No
     Raises:
       ValueError: output_dir exists (without overwrite), or see CheckpointPredictor.
     """
-    from aster.utils import config_util
-
     if os.path.exists(output_dir):
         if not overwrite:
             raise ValueError(f"--output_dir {output_dir!r} already exists (use --overwrite)")
@@ -230,8 +229,6 @@ def resolve_checkpoint(checkpoint_path, pipeline_config_path, config_override=""
       ValueError: no checkpoint there, or no config given and none beside the checkpoint.
     """
     from aster import eval_util
-    from aster.utils import config_util
-
     if os.path.isdir(checkpoint_path):
         newest = eval_util.newest_checkpoint(checkpoint_path)
         if newest is None:
@@ -261,6 +258,10 @@ def main(argv=None):
         checkpoint, config = resolve_checkpoint(args.checkpoint_path, args.pipeline_config_path,
                                                 args.config_override, args.assignments)
         export_saved_model(config, checkpoint, args.output_dir, overwrite=args.overwrite)
+    except config_util.ConfigError as e:
+        from aster.config_cli import config_error
+
+        return config_error("aster-export", e)
     except (ValueError, eval_util.CheckpointUnavailableError) as e:
         print(f"aster-export: {e}", file=sys.stderr)
         return 1

@@ -30,6 +30,7 @@ import threading
 import time
 
 from aster import trainer
+from aster.config_cli import config_error
 from aster.tf_setup import tf
 from aster.utils import cli_logging, config_util, hooks, model_deploy
 
@@ -265,6 +266,8 @@ def main(argv=None, build_model=None):
     try:
         config = _load_config(args)
         info = parse_tf_config(os.environ.get("TF_CONFIG"))
+    except config_util.ConfigError as error:
+        return config_error("aster-train", error)
     except ValueError as error:
         print(f"aster-train: error: {error}", file=sys.stderr)
         return 2
@@ -288,6 +291,8 @@ def main(argv=None, build_model=None):
     try:
         trainer.train(config, args.train_dir, deploy, master=server.target if server else "",
                       task=info.task_index, is_chief=info.is_chief, build_model=build_model)
+    except config_util.ConfigError as error:  # a builder's: the same rules as validate
+        return config_error("aster-train", error)
     except (trainer.NonFiniteLossError, hooks.CheckpointWriteError) as error:
         print(f"aster-train: error: {error}", file=sys.stderr)
         return 1

@@ -18,7 +18,7 @@ from aster.builders import input_reader_builder, optimizer_builder
 from aster.core import session_options
 from aster.core.standard_fields import InputDataFields
 from aster.tf_setup import tf
-from aster.utils import config_util, hooks, model_deploy, variables_helper
+from aster.utils import config_checks, config_util, hooks, model_deploy, variables_helper
 from aster.utils.summaries import add_summaries
 
 _LOG = logging.getLogger("aster.trainer")
@@ -76,6 +76,11 @@ def _gradient_hooks(grads_and_vars, train_config):
     return grads_and_vars
 
 
+def _clips_gradients(train_config):
+    return (train_config.gradient_clipping_by_norm > 0
+            or train_config.clip_gradients_by_global_norm > 0)
+
+
 def _loss_checks(clones, total_loss):
     """check_numerics on every clone loss and the total, each message naming its loss."""
     checks = []
@@ -91,18 +96,28 @@ def _loss_checks(clones, total_loss):
     return checks
 
 
+def _gated(grads_and_vars, gates):
+    """The gradients, each passed through an identity that runs only after `gates`."""
+    if not gates:
+        return grads_and_vars
+    with tf.control_dependencies(gates):
+        return [(None if g is None else tf.identity(g), v) for g, v in grads_and_vars]
+
+
 def _train_op(optimizer, grads_and_vars, global_step, total_loss, update_ops, checks,
               track_updates):
     """Applies the gradients after the loss checks; returns (train_op, updates_norm or None).
 
     The train op's value is the (checked) total loss; running it applies the gradients (and the
-    moving average) and the first clone's batch-norm updates.
+    moving average) and the first clone's batch-norm updates. Only the gradients wait for the
+    checks: apply_gradients is built outside any control dependency, so the ops it makes
+    (SyncReplicasOptimizer's token queue and the chief's sync op) do not run the loss or the input.
     """
     params = [v for g, v in grads_and_vars if g is not None]
     with tf.control_dependencies(checks):
         before = [tf.identity(v.read_value()) for v in params] if track_updates else []
-    with tf.control_dependencies(checks + before):
-        apply_op = optimizer.apply_gradients(grads_and_vars, global_step=global_step)
+    apply_op = optimizer.apply_gradients(_gated(grads_and_vars, checks + before),
+                                         global_step=global_step)
     updates_norm = None
     if track_updates:
         with tf.control_dependencies([apply_op]):
@@ -157,6 +172,35 @@ class _WorkerSessionCreator(tf.train.WorkerSessionCreator):
         return self._session_manager
 
 
+def _restored_step(train_dir):
+    """The global step of train_dir's newest checkpoint, which the chief resumes from (0: none)."""
+    path = tf.train.latest_checkpoint(train_dir)
+    if not path:
+        return 0
+    try:
+        step = int(tf.train.load_variable(path, "global_step"))
+    except (tf.errors.OpError, ValueError) as error:  # e.g. deleted by the chief meanwhile
+        _LOG.warning("cannot read the global step of %s (%s); the input is seeded as at step 0",
+                     path, type(error).__name__)
+        return 0
+    _LOG.info("resuming from %s (step %d)", path, step)
+    return step
+
+
+class _ExactStopAtStepHook(tf.train.StopAtStepHook):
+    """Stops once the global step read after a run reaches last_step.
+
+    The stock hook adds one to the step read before the run. A synchronous replica's run can span
+    several global steps (it waits for a token while the others finish steps), so the stock hook
+    would start one more run after the last step; no replica is left to complete it, and the run
+    blocks until operation_timeout_ms.
+    """
+
+    def after_run(self, run_context, run_values):
+        if run_context.session.run(self._global_step_tensor) >= self._last_step:
+            run_context.request_stop()
+
+
 def _session_creator(scaffold, master, is_chief, train_dir, config, train_config):
     if is_chief:
         return tf.train.ChiefSessionCreator(scaffold=scaffold, master=master, config=config,
@@ -166,18 +210,23 @@ def _session_creator(scaffold, master, is_chief, train_dir, config, train_config
 
 
 def _chief_hooks(train_config, train_dir, saver, scaffold, total_loss, images_per_step):
-    """Checkpoints, summaries, step rate, progress log, profiler and in-training eval."""
-    listeners, evaluator = [], None
+    """Checkpoints, summaries, step rate, progress log, profiler and in-training eval.
+
+    With eval_every_n_steps N the checkpoint hook also saves at each multiple of N, whatever the
+    save intervals, and the evaluator (its listener and a hook) evaluates those checkpoints.
+    """
+    evaluator = None
     if train_config.eval_every_n_steps > 0:
         evaluator = hooks.BackgroundEvaluator(
             os.path.join(train_dir, config_util.PIPELINE_FILENAME),
             os.path.join(train_dir, "eval"), train_config.eval_every_n_steps)
-        listeners.append(evaluator)
-    save_steps = train_config.save_checkpoint_steps
-    if evaluator and not save_steps and not train_config.save_checkpoint_secs:
-        save_steps = train_config.eval_every_n_steps
-    result = [hooks.CheckpointHook(train_dir, saver, save_secs=train_config.save_checkpoint_secs,
-                                   save_steps=save_steps, listeners=listeners)]
+    result = [hooks.CheckpointHook(
+        train_dir, saver, save_secs=train_config.save_checkpoint_secs,
+        save_steps=train_config.save_checkpoint_steps,
+        step_multiple=train_config.eval_every_n_steps if evaluator else 0,
+        listeners=[evaluator] if evaluator else [])]
+    if evaluator:
+        result.append(evaluator)
     if train_config.save_summaries_steps > 0:
         result.append(tf.train.SummarySaverHook(save_steps=train_config.save_summaries_steps,
                                                 output_dir=train_dir, scaffold=scaffold))
@@ -259,6 +308,8 @@ def train(pipeline_config, train_dir, deploy_config=None, master="", task=0, is_
       ValueError: invalid pieces of the config (from the builders).
     """
     train_config = pipeline_config.train_config
+    # The run-time fields (intervals, hooks, sync replicas); the builders check their own parts.
+    config_checks.check(train_config, "train_config")
     deploy_config = deploy_config or model_deploy.DeploymentConfig()
     build_model = build_model or _default_model_builder()
     os.makedirs(train_dir, exist_ok=True)
@@ -270,10 +321,13 @@ def train(pipeline_config, train_dir, deploy_config=None, master="", task=0, is_
         with tf.device(deploy_config.variables_device()):
             global_step = tf.train.get_or_create_global_step()
 
-        # ---- Inputs, on the inputs device.
+        # ---- Inputs, on the inputs device; a seeded reader resumed at step S reshuffles with a
+        # seed from its shuffle_seed and S (the iterator's position is not checkpointed).
         with tf.device(deploy_config.inputs_device()):
+            readers = input_reader_builder.resumed_readers(pipeline_config.train_input_reader,
+                                                           _restored_step(train_dir))
             batch_queue = (build_batch_queue or input_reader_builder.build_batch_queue)(
-                pipeline_config.train_input_reader, train_config, deploy_config.num_clones)
+                readers, train_config, deploy_config.num_clones)
 
         # ---- Model clones.
         clones = model_deploy.create_clones(deploy_config, functools.partial(
@@ -293,16 +347,17 @@ def train(pipeline_config, train_dir, deploy_config=None, master="", task=0, is_
 
         # ---- Gradients: clones summed, then the hooks in the original order.
         with tf.device(deploy_config.optimizer_device()):
-            total_loss, grads_and_vars = model_deploy.optimize_clones(clones, optimizer)
-            grads_and_vars = _gradient_hooks(grads_and_vars, train_config)
+            total_loss, gradients = model_deploy.optimize_clones(clones, optimizer)
+            grads_and_vars = _gradient_hooks(gradients, train_config)
             checks = _loss_checks(clones, total_loss) if train_config.check_loss_numerics else []
             train_op, updates_norm = _train_op(
                 optimizer, grads_and_vars, global_step, total_loss, update_ops, checks,
                 track_updates=(deploy_config.num_ps_tasks == 0
                                and train_config.summarize_update_norm))
 
-        # ---- Summaries.
-        add_summaries(clones, total_loss, grads_and_vars, updates_norm,
+        # ---- Summaries: gradient norms before the hooks and, when they clip, after them.
+        add_summaries(clones, total_loss, gradients,
+                      grads_and_vars if _clips_gradients(train_config) else None, updates_norm,
                       train_config.num_image_summaries)
 
         # ---- Scaffold: saver (resume) and fine-tune restore.
@@ -316,7 +371,8 @@ def train(pipeline_config, train_dir, deploy_config=None, master="", task=0, is_
         # ---- Hooks and the session loop.
         all_hooks = list(extra_hooks)
         if train_config.num_steps > 0:
-            all_hooks.append(tf.train.StopAtStepHook(last_step=train_config.num_steps))
+            stop = _ExactStopAtStepHook if train_config.sync_replicas else tf.train.StopAtStepHook
+            all_hooks.append(stop(last_step=train_config.num_steps))
         if sync_optimizer is not None:
             all_hooks.append(sync_optimizer.make_session_run_hook(is_chief))
         evaluator = None
@@ -332,9 +388,12 @@ def train(pipeline_config, train_dir, deploy_config=None, master="", task=0, is_
             _session_config(deploy_config, train_config), train_config)
         try:
             _run_loop(session_creator, all_hooks, train_op, train_dir)
-        finally:
+        except BaseException:
             if evaluator is not None:
-                evaluator.wait()
+                evaluator.wait()  # the running evaluation; a waiting one is dropped
+            raise
+        if evaluator is not None:
+            evaluator.finish()  # the final checkpoint too
         _LOG.info("training stopped at step %s; checkpoints in %s (task %d)",
                   train_config.num_steps or "?", train_dir, task)
 

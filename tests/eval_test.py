@@ -79,11 +79,11 @@ def test_missing_checkpoint_exits_1_with_message(stand_in, config_path, tmp_path
     assert "no complete checkpoint found" in capsys.readouterr().err
 
 
-def test_bad_config_exits_1_naming_the_field(config_path, tmp_path, capsys):
+def test_bad_config_exits_2_naming_the_field(config_path, tmp_path, capsys):
     rc = eval_cli.main(["--pipeline_config_path", config_path, "--checkpoint_dir",
                         str(tmp_path), "--eval_dir", str(tmp_path / "eval"),
                         "--set", "eval_config.protcol=62"])
-    assert rc == 1
+    assert rc == 2
     assert "protcol" in capsys.readouterr().err
 
 

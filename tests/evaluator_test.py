@@ -113,14 +113,14 @@ def test_checkpoint_without_model_variables_raises(tmp_path):
 
 
 def test_bad_eval_config_raises(tmp_path):
-    with pytest.raises(ValueError, match="eval_config.protocol is 40"):
+    with pytest.raises(ValueError, match="eval_config.protocol: 40 is not accepted"):
         evaluator.Evaluator(make_config("eval_config { protocol: 40 }"), str(tmp_path))
-    with pytest.raises(ValueError, match="eval_config.batch_size is 0"):
+    with pytest.raises(ValueError, match="eval_config.batch_size: must be > 0, got 0"):
         evaluator.Evaluator(make_config("eval_config { batch_size: 0 }"), str(tmp_path))
-    with pytest.raises(ValueError, match="dataset_name has 2 entries but there are only 1"):
+    with pytest.raises(ValueError, match="dataset_name: has 2 entries but there are only 1"):
         evaluator.Evaluator(make_config('eval_config { dataset_name: ["a", "b"] }'),
                             str(tmp_path))
-    with pytest.raises(ValueError, match="metrics_set is 'coco'"):
+    with pytest.raises(ValueError, match="metrics_set: 'coco' is not one of"):
         evaluator.Evaluator(make_config('eval_config { metrics_set: "coco" }'), str(tmp_path))
     with pytest.raises(ValueError, match="no eval_input_reader"):
         evaluator.Evaluator(pipeline_pb2.TrainEvalPipelineConfig(), str(tmp_path))

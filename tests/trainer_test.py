@@ -13,6 +13,7 @@ from google.protobuf import text_format
 
 from aster import trainer
 from aster.core import session_options
+from aster.core.model import RecognitionModel
 from aster.tf_setup import tf
 from aster.utils import config_util, hooks, model_deploy
 
@@ -63,6 +64,7 @@ def test_train_writes_checkpoints_summaries_config_and_trace(records, tmp_path):
                 "input/dropped_empty_label", "input/dropped_too_long",
                 "images/input_with_control_points", "images/rectified"}
     assert expected <= {t.split("/image/")[0] for t in tags}
+    assert "global_norm/clipped_gradients" not in tags  # nothing clips
 
 
 def test_loss_falls(tmp_path):
@@ -117,8 +119,9 @@ def test_frozen_variables_do_not_change_and_others_do(records, tmp_path):
 def test_fine_tune_loads_shared_variables_and_skips_new_head(records, tmp_path, caplog):
     source = tmp_path / "source"
     _train(records, source, "num_steps: 2")
+    # A rate must be > 0; a tiny one leaves the loaded values as they are.
     frozen_lr = ("momentum_optimizer { learning_rate { constant_learning_rate { learning_rate: "
-                 "0.0 } } momentum_optimizer_value: 0.0 } use_moving_average: false")
+                 "1e-12 } } momentum_optimizer_value: 0.0 } use_moving_average: false")
     target = tmp_path / "target"
     with caplog.at_level(logging.WARNING):
         _train(records, target, f'num_steps: 1 fine_tune_checkpoint: "{source}"',
@@ -180,6 +183,59 @@ def test_gradient_hooks_in_trainer(records, tmp_path):
         grads = _gradient_hooks([(tf.constant([2.0]), tf.get_variable("x/biases", [1]))], config)
         with tf.Session() as sess:
             np.testing.assert_allclose(sess.run(grads[0][0]), [3.0])  # 20 clipped to 3
+
+
+class _LinearModel(RecognitionModel):
+    """loss = sum(c * v) over three variables: each gradient is its constant c, whatever v is."""
+
+    VALUES = {"Linear/weights": [3.0, -4.0, 1.0], "Linear/biases": [0.5, 2.0],
+              "Linear/frozen/weights": [-1.0, 7.0]}
+    GRADIENTS = {"Linear/weights": [3.0, 4.0, 12.0], "Linear/biases": [1.0, 2.0],
+                 "Linear/frozen/weights": [2.0, 0.0]}
+
+    def preprocess(self, images):
+        return images
+
+    def predict(self, preprocessed_images, scope=None):
+        return {name: tf.get_variable(name, [len(value)], initializer=tf.constant_initializer(
+            value)) for name, value in self.VALUES.items()}
+
+    def loss(self, predictions_dict, scope=None):
+        return {"Linear/loss": tf.add_n([tf.reduce_sum(tf.constant(self.GRADIENTS[name]) * v)
+                                         for name, v in predictions_dict.items()])}
+
+    def postprocess(self, predictions_dict, scope=None):
+        raise NotImplementedError
+
+
+def _scalars(train_dir):
+    """{tag: [values]} of the scalar summaries in train_dir's event files."""
+    values = {}
+    for path in glob.glob(os.path.join(str(train_dir), "events.out.tfevents.*")):
+        for event in tf.train.summary_iterator(path):
+            for value in event.summary.value:
+                if value.WhichOneof("value") == "simple_value":
+                    values.setdefault(value.tag, []).append(value.simple_value)
+    return values
+
+
+def test_norm_summaries_before_and_after_the_clip_and_of_every_variable(records, tmp_path):
+    """Against NumPy on _LinearModel: gradients before the hooks, clipped ones after them."""
+    tiny_rate = ("momentum_optimizer { learning_rate { constant_learning_rate { learning_rate: "
+                 "1e-9 } } momentum_optimizer_value: 0.0 } use_moving_average: false")
+    _train(records, tmp_path, 'num_steps: 3 save_summaries_steps: 1 bias_grad_multiplier: 2.0 '
+           'freeze_variables: "frozen/" clip_gradients_by_global_norm: 5.0', optimizer=tiny_rate,
+           build_model=lambda config, is_training: _LinearModel(is_training))
+    gradients = {name: np.array(g) for name, g in _LinearModel.GRADIENTS.items()}
+    raw = np.linalg.norm(np.concatenate(list(gradients.values())))
+    hooked = np.concatenate([gradients["Linear/weights"], 2.0 * gradients["Linear/biases"]])
+    parameters = np.linalg.norm(np.concatenate(list(_LinearModel.VALUES.values())))
+    assert np.linalg.norm(hooked) > 5.0  # so the clip applies
+    scalars = _scalars(tmp_path)
+    for tag, expected in [("global_norm/gradients", raw), ("global_norm/clipped_gradients", 5.0),
+                          ("global_norm/parameters", parameters)]:
+        assert len(scalars[tag]) >= 3, (tag, scalars[tag])
+        np.testing.assert_allclose(scalars[tag], expected, rtol=1e-5, err_msg=tag)
 
 
 def test_speed_options_reach_the_session_config():

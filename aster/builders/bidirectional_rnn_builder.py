@@ -2,7 +2,8 @@
 
 from aster.builders import hyperparams_builder, rnn_cell_builder
 from aster.core import bidirectional_rnn
-from aster.protos import bidirectional_rnn_pb2, hyperparams_pb2
+from aster.protos import bidirectional_rnn_pb2
+from aster.utils import config_checks
 
 
 def build(config, is_training, field_path="bidirectional_rnn"):
@@ -24,6 +25,7 @@ def build(config, is_training, field_path="bidirectional_rnn"):
         raise ValueError(
             f"{field_path}: expected a BidirectionalRnn message, got {type(config).__name__}"
         )
+    config_checks.check(config, field_path)
     cell_path = f"{field_path}.fw_bw_rnn_cell"
     fw_cell = rnn_cell_builder.build(config.fw_bw_rnn_cell, cell_path)
     bw_cell = rnn_cell_builder.build(config.fw_bw_rnn_cell, cell_path)
@@ -32,13 +34,10 @@ def build(config, is_training, field_path="bidirectional_rnn"):
         regularizer = hyperparams_builder.build_regularizer(
             config.rnn_regularizer, f"{field_path}.rnn_regularizer"
         )
-    if config.num_output_units < 0:
-        raise ValueError(
-            f"{field_path}.num_output_units: must be >= 0, got {config.num_output_units}"
-        )
     fc_hyperparams = None
     if config.num_output_units > 0:
-        fc_hyperparams = _fc_scope(config, is_training, field_path)
+        fc_hyperparams = hyperparams_builder.build(config.fc_hyperparams, is_training,
+                                                   f"{field_path}.fc_hyperparams")
     return bidirectional_rnn.BidirectionalRnn(
         fw_cell,
         bw_cell,
@@ -49,12 +48,3 @@ def build(config, is_training, field_path="bidirectional_rnn"):
         summarize_activations=config.summarize_activations,
     )
 
-
-def _fc_scope(config, is_training, field_path):
-    hyperparams = config.fc_hyperparams
-    if not config.HasField("fc_hyperparams") or hyperparams.op != hyperparams_pb2.Hyperparams.FC:
-        raise ValueError(
-            f"{field_path}.fc_hyperparams: needs op: FC when num_output_units > 0 "
-            f"(num_output_units = {config.num_output_units})"
-        )
-    return hyperparams_builder.build(hyperparams, is_training, f"{field_path}.fc_hyperparams")

@@ -6,30 +6,17 @@ Every convnet object has `extract_features(inputs, scope=None) -> list of [B, h,
 
 from aster.builders import hyperparams_builder
 from aster.convnets import crnn_net, resnet, stn_convnet
-from aster.protos import convnet_pb2, hyperparams_pb2
+from aster.protos import convnet_pb2
+from aster.utils import config_checks
 
 
 def _conv_scope(config, is_training, field_path):
     """arg_scope of `config.conv_hyperparams` (defaults: CONV, ReLU, no batch norm)."""
-    hyperparams = config.conv_hyperparams
-    if hyperparams.op != hyperparams_pb2.Hyperparams.CONV:
-        raise ValueError(
-            f"{field_path}.conv_hyperparams.op: must be CONV for a convnet, got "
-            f"{hyperparams_pb2.Hyperparams.Op.Name(hyperparams.op)}"
-        )
-    return hyperparams_builder.build(hyperparams, is_training, f"{field_path}.conv_hyperparams")
-
-
-def _check_single_branch(config, enum_type, field_path):
-    if config.net_type != enum_type.SINGLE_BRANCH:
-        name = enum_type.NetType.Name(config.net_type)
-        raise ValueError(
-            f"{field_path}.net_type: {name} is not supported; only SINGLE_BRANCH is built"
-        )
+    return hyperparams_builder.build(config.conv_hyperparams, is_training,
+                                     f"{field_path}.conv_hyperparams")
 
 
 def _build_crnn_net(config, is_training, field_path):
-    _check_single_branch(config, convnet_pb2.CrnnNet, field_path)
     return crnn_net.CrnnNet(
         conv_hyperparams=_conv_scope(config, is_training, field_path),
         tiny=config.tiny,
@@ -38,14 +25,8 @@ def _build_crnn_net(config, is_training, field_path):
 
 
 def _build_resnet(config, is_training, field_path):
-    _check_single_branch(config, convnet_pb2.ResNet, field_path)
     depth_name = convnet_pb2.ResNet.NetDepth.Name(config.net_depth)
     block_depths = tuple(config.block_depths) or resnet.DEFAULT_BLOCK_DEPTHS
-    if len(block_depths) != 5 or min(block_depths) <= 0:
-        raise ValueError(
-            f"{field_path}.block_depths: needs 5 positive channel counts (or none), got "
-            f"{list(config.block_depths)}"
-        )
     return resnet.ResNet(
         conv_hyperparams=_conv_scope(config, is_training, field_path),
         unit_counts=resnet.UNIT_COUNTS[depth_name],
@@ -81,14 +62,11 @@ def build(config, is_training, field_path="convnet"):
       crnn_net.CrnnNet, resnet.ResNet or stn_convnet.StnConvnet.
 
     Raises:
-      ValueError: wrong message type, empty oneof, an unsupported net_type, bad block_depths or
-        bad conv_hyperparams.
+      ValueError: wrong message type; ConfigError (a ValueError) for a config that breaks a rule
+        of aster.utils.config_checks (the message names the field).
     """
     if not isinstance(config, convnet_pb2.Convnet):
         raise ValueError(f"{field_path}: expected a Convnet message, got {type(config).__name__}")
+    config_checks.check(config, field_path)
     name = config.WhichOneof("convnet_oneof")
-    if name not in _BUILDERS:
-        raise ValueError(
-            f"{field_path}: unknown convnet {name!r}; expected one of {sorted(_BUILDERS)}"
-        )
     return _BUILDERS[name](getattr(config, name), is_training, f"{field_path}.{name}")

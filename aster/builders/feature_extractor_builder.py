@@ -3,6 +3,7 @@
 from aster.builders import bidirectional_rnn_builder, convnet_builder
 from aster.core import feature_extractor
 from aster.protos import feature_extractor_pb2
+from aster.utils import config_checks
 
 
 def build(config, is_training, field_path="feature_extractor"):
@@ -24,8 +25,7 @@ def build(config, is_training, field_path="feature_extractor"):
         raise ValueError(
             f"{field_path}: expected a FeatureExtractor message, got {type(config).__name__}"
         )
-    if not config.HasField("convnet"):
-        raise ValueError(f"{field_path}.convnet: a convnet is required")
+    config_checks.check(config, field_path)
     convnet = convnet_builder.build(config.convnet, is_training, f"{field_path}.convnet")
     layers = [
         bidirectional_rnn_builder.build(

@@ -11,6 +11,7 @@ slim.batch_norm whose moving-average updates go to tf.GraphKeys.UPDATE_OPS (the 
 
 from aster.protos import hyperparams_pb2
 from aster.tf_setup import slim, tf
+from aster.utils import config_checks
 
 _ACTIVATIONS = {
     hyperparams_pb2.Hyperparams.NONE: None,
@@ -43,6 +44,7 @@ def build(hyperparams_config, is_training, field_path="hyperparams"):
         raise ValueError(
             f"{field_path}: expected a Hyperparams message, got {type(hyperparams_config).__name__}"
         )
+    config_checks.check(hyperparams_config, field_path)
     # proto2 enums are closed: a value outside Op / Activation never reaches here.
     affected_ops = _AFFECTED_OPS[hyperparams_config.op]
     kwargs = {
@@ -89,18 +91,11 @@ def build_batch_norm_params(batch_norm_config, is_training):
 # ---------------------------------------------------------------- regularizers
 
 
-def _check_weight(weight, field_path):
-    if weight < 0:
-        raise ValueError(f"{field_path}.weight: must be >= 0, got {weight}")
-
-
 def _build_l1_regularizer(config, field_path):
-    _check_weight(config.weight, field_path)
     return slim.l1_regularizer(scale=float(config.weight)) if config.weight > 0 else None
 
 
 def _build_l2_regularizer(config, field_path):
-    _check_weight(config.weight, field_path)
     return slim.l2_regularizer(scale=float(config.weight)) if config.weight > 0 else None
 
 
@@ -126,11 +121,8 @@ def build_regularizer(regularizer_config, field_path="regularizer"):
     Raises:
       ValueError: the oneof is empty or the weight is negative.
     """
+    config_checks.check(regularizer_config, field_path)
     name = regularizer_config.WhichOneof("regularizer_oneof")
-    if name not in _REGULARIZERS:
-        raise ValueError(
-            f"{field_path}: unknown regularizer {name!r}; expected one of {sorted(_REGULARIZERS)}"
-        )
     return _REGULARIZERS[name](getattr(regularizer_config, name), f"{field_path}.{name}")
 
 
@@ -138,8 +130,6 @@ def build_regularizer(regularizer_config, field_path="regularizer"):
 
 
 def _build_truncated_normal(config, field_path):
-    if config.stddev <= 0:
-        raise ValueError(f"{field_path}.stddev: must be > 0, got {config.stddev}")
     return tf.truncated_normal_initializer(mean=config.mean, stddev=config.stddev)
 
 
@@ -156,10 +146,6 @@ def _build_orthogonal(config, field_path):
 
 
 def _build_uniform(config, field_path):
-    if config.minval >= config.maxval:
-        raise ValueError(
-            f"{field_path}: minval ({config.minval}) must be below maxval ({config.maxval})"
-        )
     return tf.random_uniform_initializer(minval=config.minval, maxval=config.maxval)
 
 
@@ -181,9 +167,6 @@ def build_initializer(initializer_config, field_path="initializer"):
     Raises:
       ValueError: the oneof is empty or a parameter is out of range.
     """
+    config_checks.check(initializer_config, field_path)
     name = initializer_config.WhichOneof("initializer_oneof")
-    if name not in _INITIALIZERS:
-        raise ValueError(
-            f"{field_path}: unknown initializer {name!r}; expected one of {sorted(_INITIALIZERS)}"
-        )
     return _INITIALIZERS[name](getattr(initializer_config, name), f"{field_path}.{name}")

@@ -9,12 +9,16 @@
 Field mapping (per reader): tf_record_input_reader.input_path / lmdb_input_reader.path -> files or
 databases (comma-separated, glob patterns); num_readers -> files read interleaved; shuffle and
 queue_capacity -> record shuffle buffer; num_epochs -> passes (0 = forever; evaluation always
-reads one); max_label_length and long_label_handling -> the label limit.
+reads one); max_label_length and long_label_handling -> the label limit; shuffle_seed -> the seed
+of both shuffles (a run resumed at step S > 0 uses resume_seed(shuffle_seed, S): see
+resumed_readers).
 From train_config: batch_size[i] / num_clones -> reader i's rows in each clone's batch;
 num_batch_queue_threads -> parallel decode/augment calls per reader; batch_queue_capacity ->
 decoded examples buffered per reader ahead of batching; prefetch_queue_capacity -> batches
 prepared ahead.
 """
+
+import numpy as np
 
 from aster.builders import preprocessor_builder
 from aster.core import batcher, preprocessor
@@ -22,6 +26,7 @@ from aster.data_decoders.tf_example_decoder import TfExampleDecoder
 from aster.protos import input_reader_pb2
 from aster.readers import lmdb_dataset, tfrecord_reader
 from aster.tf_setup import tf
+from aster.utils import config_checks
 
 # Consecutive drops after which a repeating training reader fails instead of spinning.
 STALL_LIMIT = 10000
@@ -50,6 +55,41 @@ _BUILDERS = {
 }
 
 
+def resume_seed(shuffle_seed, global_step):
+    """The shuffle seed of a run starting at global_step: shuffle_seed itself at step 0.
+
+    The tf.data iterator's position is not saved with the checkpoints, so a seeded run restarted
+    at step S > 0 would replay its first batches; it shuffles with a seed mixed from shuffle_seed
+    and S instead: a fresh order, the same for every restart of that seed at S. 0 (no seed) stays 0.
+
+    Args:
+      shuffle_seed: InputReader.shuffle_seed (uint32; 0: a random order every run).
+      global_step: the step the run restores (0: a fresh run).
+
+    Returns:
+      int in [0, 2**32): 0 only when shuffle_seed is 0.
+    """
+    if not shuffle_seed or not global_step:
+        return int(shuffle_seed)
+    mixed = np.random.SeedSequence([int(shuffle_seed), int(global_step)]).generate_state(1)[0]
+    return int(mixed) or 1
+
+
+def resumed_readers(input_reader_configs, global_step):
+    """Copies of the InputReaders, each seeded one with resume_seed(its shuffle_seed, global_step).
+
+    The trainer builds its input from these (the saved pipeline.config keeps the original seeds).
+    """
+    readers = []
+    for config in input_reader_configs:
+        copy = input_reader_pb2.InputReader()
+        copy.CopyFrom(config)
+        if config.shuffle_seed:
+            copy.shuffle_seed = resume_seed(config.shuffle_seed, global_step)
+        readers.append(copy)
+    return readers
+
+
 def build_records(config, field_path="input_reader", shuffle=None, num_epochs=None):
     """A dataset of serialized tf.train.Example records for one InputReader.
 
@@ -63,11 +103,8 @@ def build_records(config, field_path="input_reader", shuffle=None, num_epochs=No
     """
     if not isinstance(config, input_reader_pb2.InputReader):
         raise ValueError(f"{field_path}: expected an InputReader message, got {type(config)}")
+    config_checks.check(config, field_path)
     name = config.WhichOneof("input_reader")
-    if name not in _BUILDERS:
-        raise ValueError(
-            f"{field_path}: unknown input_reader {name!r}; expected one of {sorted(_BUILDERS)}"
-        )
     shuffle = config.shuffle if shuffle is None else shuffle
     num_epochs = config.num_epochs if num_epochs is None else num_epochs
     seed = config.shuffle_seed or None
@@ -107,25 +144,12 @@ def per_clone_batch_sizes(batch_sizes, num_readers, num_clones):
     Raises:
       ValueError: count mismatch with the readers, a size not positive or not divisible.
     """
-    batch_sizes = list(batch_sizes)
-    if len(batch_sizes) != num_readers:
-        entries = "entry" if len(batch_sizes) == 1 else "entries"
-        readers = "train_input_reader" if num_readers == 1 else "train_input_readers"
-        raise ValueError(
-            f"train_config.batch_size has {len(batch_sizes)} {entries} but there are "
-            f"{num_readers} {readers}"
-        )
     if num_clones < 1:
         raise ValueError(f"num_clones must be at least 1, got {num_clones}")
-    sizes = []
-    for i, size in enumerate(batch_sizes):
-        if size <= 0 or size % num_clones:
-            raise ValueError(
-                f"train_config.batch_size[{i}] is {size}, which is not a positive multiple of "
-                f"num_clones ({num_clones})"
-            )
-        sizes.append(size // num_clones)
-    return sizes
+    problems = config_checks.batch_size_problems(batch_sizes, num_readers, num_clones)
+    if problems:
+        raise config_checks.ConfigError(problems[0])
+    return [size // num_clones for size in batch_sizes]
 
 
 def build_batch_queue(input_reader_configs, train_config, num_clones=1):
@@ -181,7 +205,8 @@ def build_eval_batches(
     Raises:
       ValueError: a bad reader, step or batch size.
     """
-    steps = preprocessor_builder.build_steps(eval_config.data_preprocessing_steps)
+    steps = preprocessor_builder.build_steps(eval_config.data_preprocessing_steps,
+                                             "eval_config.data_preprocessing_steps")
     examples = build_examples(
         input_reader_config,
         steps,

@@ -3,6 +3,7 @@
 from aster.builders import character_set_builder
 from aster.core import label_map
 from aster.protos import label_map_pb2
+from aster.utils import config_checks
 
 _UNKNOWN_HANDLING = {
     label_map_pb2.LabelMap.DROP: label_map.DROP,
@@ -22,11 +23,9 @@ def build(config, field_path="label_map"):
     """
     if not isinstance(config, label_map_pb2.LabelMap):
         raise ValueError(f"{field_path}: expected a LabelMap message, got {type(config).__name__}")
+    config_checks.check(config, field_path)
     chars = character_set_builder.build(config.character_set, f"{field_path}.character_set")
     unk = config.unk_label if config.HasField("unk_label") else None
-    try:
-        return label_map.LabelMap(
-            chars, label_offset=config.label_offset,
-            unknown_handling=_UNKNOWN_HANDLING[config.unknown_handling], unk_label=unk)
-    except ValueError as e:
-        raise ValueError(f"{field_path}: {e}") from e
+    return label_map.LabelMap(chars, label_offset=config.label_offset,
+                              unknown_handling=_UNKNOWN_HANDLING[config.unknown_handling],
+                              unk_label=unk)

@@ -2,6 +2,7 @@
 
 from aster.core import loss
 from aster.protos import loss_pb2
+from aster.utils import config_checks
 
 
 def _build_sequence_cross_entropy_loss(config):
@@ -34,11 +35,6 @@ def build(config, field_path="loss"):
     """
     if not isinstance(config, loss_pb2.Loss):
         raise ValueError(f"{field_path}: expected a Loss message, got {type(config).__name__}")
+    config_checks.check(config, field_path)
     name = config.WhichOneof("loss_oneof")
-    if name not in _BUILDERS:
-        raise ValueError(
-            f"{field_path}: unknown loss_oneof {name!r}; expected one of {sorted(_BUILDERS)}")
-    try:
-        return _BUILDERS[name](getattr(config, name))
-    except ValueError as e:
-        raise ValueError(f"{field_path}.{name}: {e}") from e
+    return _BUILDERS[name](getattr(config, name))

@@ -9,41 +9,19 @@ from aster.builders import (
 from aster.core import loss
 from aster.meta_architectures import multi_predictors_recognition_model
 from aster.protos import model_pb2
+from aster.utils import config_checks
 
 
 def _build_multi_predictors_recognition_model(config, is_training, field_path):
-    if not config.HasField("feature_extractor"):
-        raise ValueError(f"{field_path}.feature_extractor: required")
-    if not config.predictor:
-        raise ValueError(f"{field_path}.predictor: at least one predictor is required")
-    for name in ("input_height", "input_width"):
-        if getattr(config, name) <= 0:
-            raise ValueError(f"{field_path}.{name}: must be > 0, got {getattr(config, name)}")
-    names = [p.name for p in config.predictor]
-    for i, name in enumerate(names):
-        if name in names[:i]:
-            raise ValueError(f"{field_path}.predictor[{i}].name: {name!r} is already used by "
-                             f"predictor[{names.index(name)}]; names are variable scopes")
-    if all(p.auxiliary for p in config.predictor):
-        raise ValueError(f"{field_path}.predictor: every predictor is auxiliary; at least one "
-                         "must be decoded")
     stn = None
     if config.HasField("spatial_transformer"):
         stn = spatial_transformer_builder.build(
             config.spatial_transformer, is_training, f"{field_path}.spatial_transformer")
     regression_loss = None
     if config.keypoint_supervision:
-        if stn is None:
-            raise ValueError(f"{field_path}.keypoint_supervision: needs a spatial_transformer")
-        if config.HasField("regression_loss"):
-            kind = config.regression_loss.WhichOneof("loss_oneof")
-            if kind != "l2_regression_loss":
-                raise ValueError(f"{field_path}.regression_loss: must be l2_regression_loss, "
-                                 f"got {kind!r}")
-            regression_loss = loss_builder.build(config.regression_loss,
-                                                 f"{field_path}.regression_loss")
-        else:
-            regression_loss = loss.L2RegressionLoss()
+        regression_loss = (loss_builder.build(config.regression_loss,
+                                              f"{field_path}.regression_loss")
+                           if config.HasField("regression_loss") else loss.L2RegressionLoss())
     feature_extractor = feature_extractor_builder.build(
         config.feature_extractor, is_training, f"{field_path}.feature_extractor")
     predictors = [
@@ -71,13 +49,12 @@ def build(model_config, is_training, field_path="model"):
       field_path: the message's path in the pipeline config, for error messages.
 
     Raises:
-      ValueError: wrong message type, an empty model_oneof, or an invalid field (named by path).
+      ValueError: not a Model message; ConfigError (a ValueError) for a config that breaks a
+        rule of aster.utils.config_checks (the message names the field).
     """
     if not isinstance(model_config, model_pb2.Model):
         raise ValueError(f"{field_path}: expected a Model message, got "
                          f"{type(model_config).__name__}")
+    config_checks.check(model_config, field_path)
     name = model_config.WhichOneof("model_oneof")
-    if name not in _BUILDERS:
-        raise ValueError(
-            f"{field_path}: unknown model_oneof {name!r}; expected one of {sorted(_BUILDERS)}")
     return _BUILDERS[name](getattr(model_config, name), is_training, f"{field_path}.{name}")

@@ -9,7 +9,7 @@ unless it says `use_moving_average: false`) the optimizer is wrapped in
 """
 
 from aster.tf_setup import tf
-from aster.utils import learning_schedules, optimizers
+from aster.utils import config_checks, learning_schedules, optimizers
 
 
 def _build_rms_prop(config, global_step):
@@ -53,7 +53,7 @@ _OPTIMIZERS = {
 }
 
 
-def build(optimizer_config, global_step=None):
+def build(optimizer_config, global_step=None, field_path="train_config.optimizer"):
     """Builds the optimizer.
 
     Args:
@@ -65,22 +65,18 @@ def build(optimizer_config, global_step=None):
       A tf.train.Optimizer (a MovingAverageOptimizer when use_moving_average is set).
 
     Raises:
-      ValueError: no optimizer or learning rate chosen, or an invalid schedule.
+      ConfigError (a ValueError): a config that breaks a rule of aster.utils.config_checks (no
+        optimizer or learning rate chosen, an invalid schedule; the message names the field).
     """
+    config_checks.check(optimizer_config, field_path)
     if global_step is None:
         global_step = tf.train.get_or_create_global_step()
     name = optimizer_config.WhichOneof("optimizer")
-    if name not in _OPTIMIZERS:
-        raise ValueError(
-            f"unknown optimizer {name!r} in optimizer; expected one of {sorted(_OPTIMIZERS)}")
     optimizer = _OPTIMIZERS[name](getattr(optimizer_config, name), global_step)
     if optimizer_config.use_moving_average:
-        decay = optimizer_config.moving_average_decay
-        if not 0.0 < decay < 1.0:
-            raise ValueError(
-                f"optimizer.moving_average_decay must be in (0, 1), got {decay}")
         optimizer = optimizers.MovingAverageOptimizer(
-            optimizer, average_decay=decay, num_updates=global_step)
+            optimizer, average_decay=optimizer_config.moving_average_decay,
+            num_updates=global_step)
     return optimizer
 
 
@@ -96,8 +92,6 @@ def _exponential_decay(config, global_step):
 
 
 def _manual_step(config, global_step):
-    if not config.schedule:
-        raise ValueError("manual_step_learning_rate.schedule is empty; give at least one step")
     boundaries = [int(entry.step) for entry in config.schedule]
     rates = [config.initial_learning_rate] + [entry.learning_rate for entry in config.schedule]
     return learning_schedules.manual_stepping(global_step, boundaries, rates)
@@ -119,7 +113,7 @@ _SCHEDULES = {
 }
 
 
-def build_learning_rate(learning_rate_config, global_step):
+def build_learning_rate(learning_rate_config, global_step, field_path="learning_rate"):
     """Builds the learning rate tensor and its `LearningRate` summary.
 
     Args:
@@ -130,13 +124,10 @@ def build_learning_rate(learning_rate_config, global_step):
       A float32 scalar tensor.
 
     Raises:
-      ValueError: no schedule chosen, or the schedule's values are invalid.
+      ConfigError (a ValueError): no schedule chosen, or the schedule's values are invalid.
     """
+    config_checks.check(learning_rate_config, field_path)
     name = learning_rate_config.WhichOneof("learning_rate")
-    if name not in _SCHEDULES:
-        raise ValueError(
-            f"unknown learning_rate {name!r} in learning_rate; expected one of "
-            f"{sorted(_SCHEDULES)}")
     learning_rate = _SCHEDULES[name](getattr(learning_rate_config, name), global_step)
     tf.summary.scalar("LearningRate", learning_rate)
     return learning_rate

@@ -5,6 +5,7 @@ from aster.core import preprocessor_color as color
 from aster.core import preprocessor_geometry as geometry
 from aster.core import preprocessor_text as text
 from aster.protos import preprocessor_pb2
+from aster.utils import config_checks
 
 _RESIZE_METHODS = {
     preprocessor_pb2.ResizeImage.AREA: "area",
@@ -134,25 +135,24 @@ _BUILDERS = {
 }
 
 
-def build(step_config):
+def build(step_config, field_path="preprocessing_step"):
     """Returns (function, kwargs) for one PreprocessingStep, for preprocessor.preprocess.
 
     Args:
       step_config: preprocessor_pb2.PreprocessingStep.
+      field_path: the message's path in the pipeline config, for error messages.
 
     Raises:
-      ValueError: the preprocessing_step oneof is unset, or its character set is invalid.
+      ValueError: not a PreprocessingStep; ConfigError (a ValueError) for a step that breaks a
+        rule of aster.utils.config_checks (unset oneof, a range, an invalid character set).
     """
     if not isinstance(step_config, preprocessor_pb2.PreprocessingStep):
         raise ValueError(f"expected a PreprocessingStep message, got {type(step_config)}")
+    config_checks.check(step_config, field_path)
     name = step_config.WhichOneof("preprocessing_step")
-    if name not in _BUILDERS:
-        raise ValueError(
-            f"unknown preprocessing_step {name!r}; expected one of {sorted(_BUILDERS)}"
-        )
     return _BUILDERS[name](getattr(step_config, name))
 
 
-def build_steps(step_configs):
-    """Builds a list of steps from a repeated PreprocessingStep field."""
-    return [build(config) for config in step_configs]
+def build_steps(step_configs, field_path="train_config.data_augmentation_options"):
+    """Builds a list of steps from a repeated PreprocessingStep field (at field_path)."""
+    return [build(config, f"{field_path}[{i}]") for i, config in enumerate(step_configs)]

@@ -7,15 +7,10 @@ aster.tf_setup before TensorFlow is imported).
 from aster.builders import hyperparams_builder
 from aster.protos import rnn_cell_pb2
 from aster.tf_setup import tf
-
-
-def _check_num_units(num_units, field_path):
-    if num_units <= 0:
-        raise ValueError(f"{field_path}.num_units: must be > 0, got {num_units}")
+from aster.utils import config_checks
 
 
 def _build_lstm_cell(config, field_path):
-    _check_num_units(config.num_units, field_path)
     initializer = None
     if config.HasField("initializer"):
         initializer = hyperparams_builder.build_initializer(
@@ -30,7 +25,6 @@ def _build_lstm_cell(config, field_path):
 
 
 def _build_gru_cell(config, field_path):
-    _check_num_units(config.num_units, field_path)
     initializer = None
     if config.HasField("initializer"):
         initializer = hyperparams_builder.build_initializer(
@@ -61,9 +55,6 @@ def build(rnn_cell_config, field_path="rnn_cell"):
         raise ValueError(
             f"{field_path}: expected an RnnCell message, got {type(rnn_cell_config).__name__}"
         )
+    config_checks.check(rnn_cell_config, field_path)
     name = rnn_cell_config.WhichOneof("rnn_cell_oneof")
-    if name not in _BUILDERS:
-        raise ValueError(
-            f"{field_path}: unknown rnn cell {name!r}; expected one of {sorted(_BUILDERS)}"
-        )
     return _BUILDERS[name](getattr(rnn_cell_config, name), f"{field_path}.{name}")

@@ -27,14 +27,14 @@ import tempfile
 from google.protobuf import descriptor, message_factory, text_format
 
 from aster.protos import pipeline_pb2
-from aster.utils import config_checks
+from aster.utils import config_checks, retired_fields
 
 FD = descriptor.FieldDescriptor
 PIPELINE_FILENAME = "pipeline.config"
 
 
-class ConfigError(ValueError):
-    """A pipeline config problem, naming the field path and the bad value."""
+# A pipeline config problem, naming the field path and the bad value (the builders raise it too).
+ConfigError = config_checks.ConfigError
 
 
 # --------------------------------------------------------------------------- reading and writing
@@ -108,18 +108,51 @@ _LOCATION = re.compile(r"^(\d+):(\d+) : ")
 
 
 def _parse_text(text, message, source):
+    while True:
+        try:
+            text_format.Merge(text, message)
+            return
+        except text_format.ParseError as e:
+            dropped = _drop_retired(text, str(e), message.DESCRIPTOR, source)
+            if dropped is None:
+                _raise_parse_error(text, str(e), message.DESCRIPTOR, source)
+            text = dropped
+            message.Clear()
+
+
+def _raise_parse_error(text, raw, root, source):
+    explained = _explain_parse_error(raw, root)
+    match = _LOCATION.match(raw)
+    if match:  # name the field: protobuf's message gives only the line and column
+        path = config_checks.path_at(text, int(match.group(1)), int(match.group(2)), root)
+        if path:
+            location, _, rest = explained.partition(": ")
+            explained = f"{location}: {path}: {rest}"
+    raise ConfigError(f"{source}: {explained}") from None
+
+
+def _drop_retired(text, raw, root, source):
+    """The text without the retired field the parse error is about; None if it is not one.
+
+    Raises:
+      ConfigError: the retired field has a value that asks for something not built.
+    """
+    unknown, match = _UNKNOWN_FIELD.search(raw), _LOCATION.match(raw)
+    if not unknown or not match:
+        return None
+    type_name, name = unknown.groups()
+    retired = retired_fields.lookup(type_name, name)
+    if retired is None:
+        return None
+    line, column = int(match.group(1)), int(match.group(2))
+    path = config_checks.path_at(text, line, column, root)
+    path = path[:-len(name)].rstrip(".") if path.endswith(name) else path
+    lines = text.split("\n")
+    offset = sum(len(row) + 1 for row in lines[:line - 1]) + column - 1
     try:
-        text_format.Merge(text, message)
-    except text_format.ParseError as e:
-        explained = _explain_parse_error(str(e), message.DESCRIPTOR)
-        match = _LOCATION.match(str(e))
-        if match:  # name the field: protobuf's message gives only the line and column
-            path = config_checks.path_at(text, int(match.group(1)), int(match.group(2)),
-                                         message.DESCRIPTOR)
-            if path:
-                location, _, rest = explained.partition(": ")
-                explained = f"{location}: {path}: {rest}"
-        raise ConfigError(f"{source}: {explained}") from None
+        return retired_fields.drop(text, offset, path, name, retired)
+    except ValueError as e:
+        raise ConfigError(f"{source}: line {line}: {e}") from None
 
 
 def _explain_parse_error(raw, root):
@@ -263,6 +296,10 @@ def set_field(config, assignment):
 
 def _lookup_field(message, name, where):
     field = message.DESCRIPTOR.fields_by_name.get(name)
+    retired = retired_fields.lookup(message.DESCRIPTOR.name, name)
+    if field is None and retired is not None:
+        raise ConfigError(f"{retired_fields.message(where, name, retired)}; an override cannot "
+                          "set it")
     if field is None:
         names = [f.name for f in message.DESCRIPTOR.fields]
         raise ConfigError(f"unknown field {name!r} in {where}{_suggest(name, names)}")

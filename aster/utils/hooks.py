@@ -1,4 +1,5 @@
-"""Session-run hooks of the trainer: checkpoints by seconds and/or steps, progress log, profiling.
+"""Session-run hooks of the trainer: checkpoints by seconds and/or steps, progress log, profiling,
+in-training evaluation.
 
 All are tf.compat.v1 `SessionRunHook`s for a MonitoredSession.
 """
@@ -32,7 +33,7 @@ class CheckpointWriteError(RuntimeError):
 
 
 class CheckpointHook(tf.train.SessionRunHook):
-    """Saves `model.ckpt-<step>` when either interval has passed, at start and at the end.
+    """Saves `model.ckpt-<step>` when either interval has passed, at each multiple, start and end.
 
     tf.train.CheckpointSaverHook takes seconds or steps, not both. A Saver writes the data files
     first and the `checkpoint` state file last (atomically), so a process killed while saving
@@ -44,13 +45,17 @@ class CheckpointHook(tf.train.SessionRunHook):
       save_secs: save when this many seconds have passed since the last save; 0 disables.
       save_steps: save when the global step advanced this much since the last save; 0 disables.
       listeners: callables(session, step, checkpoint_path) run after each save.
+      step_multiple: also save at the first step at or past each multiple of this (the steps of
+        the in-training evaluation), whatever the intervals; 0 disables.
     """
 
-    def __init__(self, checkpoint_dir, saver, save_secs=0, save_steps=0, listeners=()):
+    def __init__(self, checkpoint_dir, saver, save_secs=0, save_steps=0, listeners=(),
+                 step_multiple=0):
         self._dir = checkpoint_dir
         self._saver = saver
         self._save_secs = save_secs
         self._save_steps = save_steps
+        self._step_multiple = max(0, step_multiple)
         self._listeners = list(listeners)
         self._last_step = None
         self._last_time = None
@@ -87,6 +92,9 @@ class CheckpointHook(tf.train.SessionRunHook):
         if self._last_step is not None and step <= self._last_step:
             return False
         if self._save_steps and step - self._last_step >= self._save_steps:
+            return True
+        multiple = self._step_multiple
+        if multiple and step // multiple > self._last_step // multiple:
             return True
         return bool(self._save_secs) and time.time() - self._last_time >= self._save_secs
 
@@ -190,43 +198,115 @@ class ProfileAtStepHook(tf.train.SessionRunHook):
         self._next_step = int(run_values.results) + 1
 
 
-class BackgroundEvaluator:
-    """A checkpoint listener that runs `aster-eval --run_once` on a checkpoint every N steps.
+class BackgroundEvaluator(tf.train.SessionRunHook):
+    """Evaluates the checkpoint of every N-th step and the final one, one at a time, in background.
 
-    The evaluation runs in a subprocess (the same reports as a separate aster-eval job, written to
-    eval_dir); while one runs, newer checkpoints are skipped with a log line. `wait()` waits for
-    the last one.
+    A listener of CheckpointHook (give that hook step_multiple=N so that those steps are saved)
+    and a hook: after each training step it starts the waiting evaluation once the running one has
+    finished. An evaluation is `aster-eval --run_once` on one checkpoint in a subprocess (the same
+    reports as a separate aster-eval job, under eval_dir/step-<step>; its output in
+    eval_dir/eval-<step>.log). The checkpoint a run starts from is not evaluated; a later one is
+    when its step passes a multiple of N. One due while an evaluation runs waits; a newer one
+    replaces the waiting one (logged). `finish()` adds the newest checkpoint when it is not
+    evaluated yet (the final one of a run) and waits for everything; `wait()` waits for the
+    running evaluation only.
+
+    Args:
+      pipeline_config_path: the config aster-eval reads.
+      eval_dir: where the reports and logs go.
+      every_n_steps: N (> 0).
     """
 
     def __init__(self, pipeline_config_path, eval_dir, every_n_steps):
         self._config_path = pipeline_config_path
         self._eval_dir = eval_dir
         self._every = every_n_steps
-        self._last_step = 0
-        self._process = None
+        self._requested = None  # step of the newest checkpoint started or waiting (first: start)
+        self._newest = None  # (step, path) of the newest checkpoint saved
+        self._waiting = None  # (step, path) to evaluate once the running one is done
+        self._running = None  # (step, subprocess.Popen)
+        self._last_code = None
 
     def __call__(self, session, step, checkpoint_path):
         del session
-        if step == 0 or step - self._last_step < self._every:
+        self._newest = (step, checkpoint_path)
+        if self._requested is None:
+            self._requested = step
+        elif step // self._every > self._requested // self._every:
+            self._request(step, checkpoint_path)
+
+    def after_run(self, run_context, run_values):
+        self._poll()
+
+    def finish(self):
+        """Queues the newest checkpoint unless requested, then runs and waits for every evaluation.
+
+        Returns:
+          the exit code of the last evaluation (None if none ran).
+        """
+        if self._newest is not None and self._newest[0] > self._requested:
+            self._request(*self._newest)
+        while self._running is not None:
+            _LOG.info("waiting for the in-training eval of step %d", self._running[0])
+            self._done(self._running[1].wait())
+            self._poll()
+        return self._last_code
+
+    def wait(self, timeout=None):
+        """Waits for the running evaluation (a waiting one is dropped); returns the last exit code.
+
+        Returns None if no evaluation ran.
+        """
+        if self._waiting is not None:
+            _LOG.info("in-training eval of step %d not run: training stopped", self._waiting[0])
+            self._waiting = None
+        if self._running is not None:
+            self._done(self._running[1].wait(timeout=timeout))
+        return self._last_code
+
+    def _request(self, step, checkpoint_path):
+        self._requested = step
+        self._poll()
+        if self._running is None:
+            self._start(step, checkpoint_path)
             return
-        if self._process is not None and self._process.poll() is None:
-            _LOG.info("in-training eval still running; step %d not evaluated", step)
-            return
-        self._last_step = step
+        if self._waiting is not None:
+            _LOG.info("in-training eval of step %d dropped: step %d replaces it in the queue",
+                      self._waiting[0], step)
+        else:
+            _LOG.info("in-training eval of step %d queued behind step %d", step,
+                      self._running[0])
+        self._waiting = (step, checkpoint_path)
+
+    def _poll(self):
+        """Notes a finished evaluation and starts the waiting one."""
+        if self._running is not None:
+            code = self._running[1].poll()
+            if code is not None:
+                self._done(code)
+        if self._running is None and self._waiting is not None:
+            waiting, self._waiting = self._waiting, None
+            self._start(*waiting)
+
+    def _start(self, step, checkpoint_path):
         command = [sys.executable, "-m", "aster.eval", "--pipeline_config_path", self._config_path,
                    "--checkpoint_path", checkpoint_path, "--eval_dir", self._eval_dir,
                    "--run_once"]
         os.makedirs(self._eval_dir, exist_ok=True)
-        log = open(os.path.join(self._eval_dir, f"eval-{step}.log"), "w")  # noqa: SIM115
+        log = open(self._log_path(step), "w")  # noqa: SIM115
         _LOG.info("in-training eval of %s started (log %s)", checkpoint_path, log.name)
-        self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        self._running = (step, subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT))
         log.close()
 
-    def wait(self, timeout=None):
-        """Waits for the running evaluation; returns its exit code (None if none ran)."""
-        if self._process is None:
-            return None
-        return self._process.wait(timeout=timeout)
+    def _done(self, code):
+        step, self._running = self._running[0], None
+        self._last_code = code
+        if code:
+            _LOG.warning("in-training eval of step %d failed (exit code %s); see %s", step, code,
+                         self._log_path(step))
+
+    def _log_path(self, step):
+        return os.path.join(self._eval_dir, f"eval-{step}.log")
 
 
 def trace_files(directory):

@@ -6,6 +6,16 @@ filtered to the protocol's characters:
 * 36: digits and letters, case-insensitive (both sides lower-cased first). The paper's protocol.
 * 62: digits and letters, case-sensitive.
 * 94: every printable ASCII character except whitespace, case-sensitive.
+* 1 (CHARSET): the model's own character set. Both sides are Unicode NFKC-normalised (and
+  case-folded with ``fold_case``), then filtered to the characters of the character set under the
+  same normalisation, so no character the model can output is dropped: the protocol for Greek,
+  CJK, accented Latin and every other set the ASCII protocols would empty. The unknown-class text
+  U+FFFD is dropped unless the set holds it.
+
+``eval_config.protocol`` also accepts 0 (AUTO, the default): 36 when every character of the
+model's character set is ASCII (the sets the paper's protocols were made for, so existing configs
+keep their numbers), else CHARSET. ``resolve_protocol`` makes that choice; ``SETTINGS`` is the one
+list of accepted config values (aster-config validate and the evaluator both check against it).
 
 Normalized edit distance of one example: ``editdistance(gt, pred) / max(len(gt), len(pred))``
 on the filtered strings (character-level Levenshtein on Unicode code points). The reported figure
@@ -25,6 +35,7 @@ out of every ratio; a ratio with no examples is ``None``, never a division by ze
 
 import dataclasses
 import string
+import unicodedata
 
 import editdistance
 
@@ -32,16 +43,72 @@ _ALNUM_LOWER = frozenset(string.digits + string.ascii_lowercase)
 _ALNUM = frozenset(string.digits + string.ascii_letters)
 _PRINTABLE = frozenset(chr(c) for c in range(33, 127))
 
-PROTOCOLS = (36, 62, 94)
+AUTO = 0
+CHARSET = 1
+ASCII_PROTOCOLS = (36, 62, 94)
+PROTOCOLS = ASCII_PROTOCOLS + (CHARSET,)  # what RecognitionEvaluation scores
+SETTINGS = (AUTO, CHARSET) + ASCII_PROTOCOLS  # what eval_config.protocol accepts (AUTO resolves)
+
+PROTOCOL_NAMES = {
+    AUTO: "auto: 36 for an ASCII character set, else 1",
+    CHARSET: "the model's character set, NFKC",
+    36: "case-insensitive digits and letters",
+    62: "case-sensitive digits and letters",
+    94: "printable ASCII",
+}
+
+
+def expected(values=SETTINGS):
+    """'expected one of [...] (what each means)', the tail of every bad-protocol message."""
+    return f"expected one of {list(values)} (" + "; ".join(
+        f"{p} {PROTOCOL_NAMES[p]}" for p in values) + ")"
+
+
+def check_setting(value):
+    """Raises ValueError unless `value` is in SETTINGS (an accepted eval_config.protocol)."""
+    if value not in SETTINGS:
+        raise ValueError(f"eval_config.protocol is {value!r}; {expected(SETTINGS)}")
+    return value
 
 
 def _check_protocol(protocol):
     if protocol not in PROTOCOLS:
-        raise ValueError(
-            f"eval_config.protocol is {protocol!r}; expected one of {list(PROTOCOLS)} "
-            "(36 case-insensitive alphanumeric, 62 case-sensitive alphanumeric, 94 printable)"
-        )
+        raise ValueError(f"eval_config.protocol is {protocol!r}; {expected(PROTOCOLS)}")
     return protocol
+
+
+def is_ascii_charset(charset):
+    """True when every character of `charset` is ASCII (the sets protocols 36/62/94 cover)."""
+    return all(ord(c) < 128 for c in charset)
+
+
+def resolve_protocol(setting, charset=None):
+    """The protocol eval_config.protocol `setting` means for a model with character set `charset`.
+
+    Args:
+      setting: an eval_config.protocol value (see SETTINGS).
+      charset: the model's characters (sequence of str), or None when unknown.
+
+    Returns:
+      36, 62, 94 or CHARSET: `setting` itself unless it is AUTO, which gives CHARSET for a
+      character set with a non-ASCII character and 36 otherwise (also without a character set).
+
+    Raises:
+      ValueError: an unknown setting, or CHARSET without a character set.
+    """
+    check_setting(setting)
+    if setting == CHARSET and not charset:
+        raise ValueError(f"eval_config.protocol is {CHARSET} (the model's character set) but the "
+                         "model config has no decoded predictor with a label_map")
+    if setting != AUTO:
+        return setting
+    return CHARSET if charset and not is_ascii_charset(charset) else 36
+
+
+def describe(protocol, fold_case=False):
+    """A short description of `protocol` for the reports."""
+    name = PROTOCOL_NAMES.get(protocol, "?")
+    return f"{name}, case-folded" if protocol == CHARSET and fold_case else name
 
 
 def to_text(value):
@@ -51,26 +118,56 @@ def to_text(value):
     return str(value)
 
 
-def filter_text(text, protocol):
+def normalize_text(text, fold_case=False):
+    """Unicode NFKC, then (with `fold_case`) case folding and NFKC again (NFKC_Casefold-like)."""
+    text = unicodedata.normalize("NFKC", to_text(text))
+    return unicodedata.normalize("NFKC", text.casefold()) if fold_case else text
+
+
+def charset_characters(charset, fold_case=False):
+    """The characters the CHARSET protocol keeps: those of `charset`, normalised like the text."""
+    return frozenset("".join(normalize_text(c, fold_case) for c in charset))
+
+
+def text_filter(protocol, charset=None, fold_case=False):
+    """A function str/bytes -> str filtering text to `protocol`'s characters.
+
+    Args:
+      protocol: 36, 62, 94 or CHARSET.
+      charset: the model's characters; required for CHARSET, ignored otherwise.
+      fold_case: case-fold under CHARSET (36 always lower-cases; 62 and 94 never fold).
+
+    Raises:
+      ValueError: unknown protocol, or CHARSET without a character set.
+    """
+    _check_protocol(protocol)
+    if protocol == CHARSET:
+        if not charset:
+            raise ValueError(f"protocol {CHARSET} (the model's character set) needs the "
+                             "character set")
+        keep = charset_characters(charset, fold_case)
+        return lambda text: "".join(c for c in normalize_text(text, fold_case) if c in keep)
+    if protocol == 36:
+        return lambda text: "".join(c for c in to_text(text).lower() if c in _ALNUM_LOWER)
+    keep = _ALNUM if protocol == 62 else _PRINTABLE
+    return lambda text: "".join(c for c in to_text(text) if c in keep)
+
+
+def filter_text(text, protocol, charset=None, fold_case=False):
     """Filters `text` to the protocol's characters (lower-cased first for protocol 36).
 
     Args:
       text: str or UTF-8 bytes.
-      protocol: 36, 62 or 94.
+      protocol: 36, 62, 94 or CHARSET.
+      charset, fold_case: see text_filter.
 
     Returns:
       The filtered str.
 
     Raises:
-      ValueError: unknown protocol.
+      ValueError: unknown protocol, or CHARSET without a character set.
     """
-    _check_protocol(protocol)
-    text = to_text(text)
-    if protocol == 36:
-        return "".join(c for c in text.lower() if c in _ALNUM_LOWER)
-    if protocol == 62:
-        return "".join(c for c in text if c in _ALNUM)
-    return "".join(c for c in text if c in _PRINTABLE)
+    return text_filter(protocol, charset, fold_case)(text)
 
 
 def normalized_edit_distance(groundtruth, prediction):
@@ -144,9 +241,17 @@ def _ratio(numerator, denominator):
 class RecognitionEvaluation:
     """Accumulates predictions and ground truths of one dataset and computes its metrics."""
 
-    def __init__(self, protocol=36):
-        """Args: protocol: 36, 62 or 94. Raises ValueError for any other value."""
-        self._protocol = _check_protocol(protocol)
+    def __init__(self, protocol=36, charset=None, fold_case=False):
+        """Args:
+          protocol: 36, 62, 94 or CHARSET.
+          charset, fold_case: the model's characters (required for CHARSET) and whether CHARSET
+            case-folds; see text_filter.
+
+        Raises:
+          ValueError: any other protocol, or CHARSET without a character set.
+        """
+        self._protocol = protocol
+        self._filter = text_filter(protocol, charset, fold_case)
         self._examples = []
 
     @property
@@ -169,15 +274,14 @@ class RecognitionEvaluation:
           score: optional prediction score (log-probability).
         """
         prediction, groundtruth = to_text(prediction), to_text(groundtruth)
-        gt = filter_text(groundtruth, self._protocol)
-        pred = filter_text(prediction, self._protocol)
+        gt, pred = self._filter(groundtruth), self._filter(prediction)
         correct = ned = lexicon_prediction = lexicon_correct = None
         if gt:
             correct = pred == gt
             ned = normalized_edit_distance(gt, pred)
             lexicon_prediction = nearest_lexicon_word(prediction, lexicon)
             if lexicon_prediction is not None:
-                lexicon_correct = filter_text(lexicon_prediction, self._protocol) == gt
+                lexicon_correct = self._filter(lexicon_prediction) == gt
         result = ExampleResult(
             index=len(self._examples),
             filename=to_text(filename),
@@ -236,8 +340,10 @@ class RecognitionEvaluation:
         }
 
 
-def evaluate(predictions, groundtruths, protocol=36, lexicons=None, filenames=None):
-    """One-shot helper: RecognitionEvaluation(protocol) over parallel sequences -> result()."""
-    evaluation = RecognitionEvaluation(protocol)
+def evaluate(predictions, groundtruths, protocol=36, lexicons=None, filenames=None, charset=None,
+             fold_case=False):
+    """One-shot helper: RecognitionEvaluation(protocol, charset, fold_case) over parallel
+    sequences -> result()."""
+    evaluation = RecognitionEvaluation(protocol, charset, fold_case)
     evaluation.add_batch(predictions, groundtruths, lexicons=lexicons, filenames=filenames)
     return evaluation.result()

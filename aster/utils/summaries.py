@@ -2,8 +2,13 @@
 
 Tags written (besides `LearningRate` from the optimizer builder and `input/dropped_<reason>` from
 the batch queue):
-  losses/<name> (mean over clones), losses/regularization_loss, losses/total_loss,
-  global_norm/gradients, global_norm/parameters, global_norm/updates (single machine),
+  losses/<name> (mean over clones), losses/regularization_loss, losses/total_loss;
+  global_norm/gradients: the clones' summed gradients before train_config's multipliers, freezing
+    and clipping (so an explosion shows even when clipped);
+  global_norm/clipped_gradients: the gradients applied, after those hooks (only when
+    gradient_clipping_by_norm or clip_gradients_by_global_norm is set);
+  global_norm/parameters: every trainable variable;
+  global_norm/updates: the last update of the variables (single machine);
   images/input_with_control_points, images/rectified (when the model rectifies).
 """
 
@@ -30,11 +35,17 @@ def _loss_summaries(clones, total_loss):
     tf.summary.scalar("losses/total_loss", total_loss)
 
 
-def _norm_summaries(grads_and_vars, updates_norm):
-    grads = [g for g, _ in grads_and_vars if g is not None]
-    params = [v for g, v in grads_and_vars if g is not None]
+def _gradient_norm(tag, grads_and_vars):
+    grads = [g for g, _ in grads_and_vars or [] if g is not None]
     if grads:
-        tf.summary.scalar("global_norm/gradients", tf.global_norm(grads))
+        tf.summary.scalar(tag, tf.global_norm(grads))
+
+
+def _norm_summaries(gradients, clipped_gradients, updates_norm):
+    _gradient_norm("global_norm/gradients", gradients)
+    _gradient_norm("global_norm/clipped_gradients", clipped_gradients)
+    params = tf.trainable_variables()
+    if params:
         tf.summary.scalar("global_norm/parameters", tf.global_norm(params))
     if updates_norm is not None:
         tf.summary.scalar("global_norm/updates", updates_norm)
@@ -76,10 +87,19 @@ def _image_summaries(clone, max_outputs):
                          max_outputs=max_outputs)
 
 
-def add_summaries(clones, total_loss, grads_and_vars, updates_norm, max_images=3):
-    """Adds the training summaries to the SUMMARIES collection (images from the first clone)."""
+def add_summaries(clones, total_loss, gradients, clipped_gradients, updates_norm, max_images=3):
+    """Adds the training summaries to the SUMMARIES collection (images from the first clone).
+
+    Args:
+      clones: model_deploy clones (their losses; the first one's images and predictions).
+      total_loss: the summed loss.
+      gradients: [(gradient, variable)] before the gradient hooks.
+      clipped_gradients: [(gradient, variable)] as applied, or None when nothing clips them.
+      updates_norm: global norm of the last update, or None.
+      max_images: images per image summary.
+    """
     with tf.name_scope(None):
         _loss_summaries(clones, total_loss)
-        _norm_summaries(grads_and_vars, updates_norm)
+        _norm_summaries(gradients, clipped_gradients, updates_norm)
         with tf.device(clones[0].device):
             _image_summaries(clones[0], max_images)

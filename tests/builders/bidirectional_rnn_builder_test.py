@@ -59,25 +59,25 @@ def test_regularizer_weight_reaches_the_losses():
 
 def test_empty_cell_oneof_raises_with_path():
     with pytest.raises(
-        ValueError, match=r"bidirectional_rnn\.fw_bw_rnn_cell: unknown rnn cell None"
+        ValueError, match=r"bidirectional_rnn\.fw_bw_rnn_cell: is not set"
     ):
         _build("num_output_units: 0")
 
 
 def test_empty_regularizer_oneof_raises_with_path():
     with pytest.raises(
-        ValueError, match=r"bidirectional_rnn\.rnn_regularizer: unknown regularizer"
+        ValueError, match=r"bidirectional_rnn\.rnn_regularizer: regularizer_oneof is not set"
     ):
         _build("fw_bw_rnn_cell { lstm_cell { } } rnn_regularizer { }")
 
 
 def test_projection_without_fc_hyperparams_raises():
-    with pytest.raises(ValueError, match=r"fc_hyperparams: needs op: FC when num_output_units > 0"):
+    with pytest.raises(ValueError, match=r"fc_hyperparams: is required when num_output_units > 0"):
         _build("fw_bw_rnn_cell { lstm_cell { } } num_output_units: 8")
 
 
 def test_projection_with_conv_hyperparams_raises():
-    with pytest.raises(ValueError, match=r"fc_hyperparams: needs op: FC"):
+    with pytest.raises(ValueError, match=r"fc_hyperparams\.op: must be FC here, got CONV"):
         _build("fw_bw_rnn_cell { lstm_cell { } } num_output_units: 8 fc_hyperparams { op: CONV }")
 
 

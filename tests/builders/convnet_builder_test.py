@@ -66,27 +66,18 @@ def test_stn_convnet_translates():
     assert _build("stn_convnet { }")._depths == stn_convnet.FULL_DEPTHS
 
 
-@pytest.mark.parametrize("oneof", ["resnet", "crnn_net"])
-@pytest.mark.parametrize("net_type", ["TWO_BRANCHES", "THREE_BRANCHES"])
-def test_multi_branch_net_type_raises_naming_field(oneof, net_type):
-    with pytest.raises(
-        ValueError, match=rf"convnet\.{oneof}\.net_type: {net_type} is not supported"
-    ):
-        _build(f"{oneof} {{ net_type: {net_type} }}")
-
-
 def test_fc_conv_hyperparams_raise():
     with pytest.raises(ValueError, match=r"convnet\.resnet\.conv_hyperparams\.op: must be CONV"):
         _build("resnet { conv_hyperparams { op: FC } }")
 
 
 def test_bad_conv_hyperparams_raise_with_path():
-    with pytest.raises(ValueError, match=r"stn_convnet\.conv_hyperparams\.initializer: unknown"):
+    with pytest.raises(ValueError, match=r"stn_convnet\.conv_hyperparams\.initializer: initializer_oneof is not set"):
         _build("stn_convnet { conv_hyperparams { initializer { } } }")
 
 
 def test_empty_oneof_raises():
-    with pytest.raises(ValueError, match="convnet: unknown convnet None; expected one of"):
+    with pytest.raises(ValueError, match="convnet: convnet_oneof is not set"):
         convnet_builder.build(convnet_pb2.Convnet(), True)
 
 

@@ -83,12 +83,12 @@ def test_crnn_without_rnn_layers_translates():
 
 
 def test_missing_convnet_raises():
-    with pytest.raises(ValueError, match=r"feature_extractor\.convnet: a convnet is required"):
+    with pytest.raises(ValueError, match=r"feature_extractor\.convnet: is not set"):
         _build("summarize_activations: true")
 
 
 def test_empty_convnet_oneof_raises_with_path():
-    with pytest.raises(ValueError, match=r"feature_extractor\.convnet: unknown convnet None"):
+    with pytest.raises(ValueError, match=r"feature_extractor\.convnet: convnet_oneof is not set"):
         _build("convnet { }")
 
 

@@ -147,18 +147,18 @@ def test_negative_regularizer_weight_raises_with_field_path():
 
 
 def test_empty_regularizer_oneof_raises():
-    with pytest.raises(ValueError, match="unknown regularizer None"):
+    with pytest.raises(ValueError, match="regularizer: regularizer_oneof is not set"):
         hyperparams_builder.build_regularizer(hyperparams_pb2.Regularizer())
 
 
 def test_empty_initializer_oneof_raises():
-    with pytest.raises(ValueError, match="unknown initializer None"):
+    with pytest.raises(ValueError, match="initializer: initializer_oneof is not set"):
         hyperparams_builder.build_initializer(hyperparams_pb2.Initializer())
 
 
 def test_empty_oneof_inside_hyperparams_raises_with_path():
     config = _hyperparams("initializer { }")
-    with pytest.raises(ValueError, match=r"hyperparams\.initializer: unknown initializer"):
+    with pytest.raises(ValueError, match=r"hyperparams\.initializer: initializer_oneof is not set"):
         hyperparams_builder.build(config, True)
 
 
@@ -205,7 +205,7 @@ def test_uniform_initializer_translates():
 
 
 def test_uniform_initializer_empty_range_raises():
-    with pytest.raises(ValueError, match=r"uniform_initializer: minval \(1.0\) must be below"):
+    with pytest.raises(ValueError, match=r"uniform_initializer\.minval: 1.0 must be below maxval 1.0"):
         _init_values("uniform_initializer { minval: 1 maxval: 1 }", [2])
 
 

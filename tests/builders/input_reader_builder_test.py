@@ -150,7 +150,7 @@ def test_batch_size_count_mismatch_raises(tmp_path):
         tf.Graph().as_default(),
         pytest.raises(
             ValueError,
-            match="train_config.batch_size has 1 entry but there are 2 train_input_readers",
+            match="train_config.batch_size: has 1 entry but there are 2 train_input_readers",
         ),
     ):
         _queue(config)
@@ -159,8 +159,8 @@ def test_batch_size_count_mismatch_raises(tmp_path):
 @pytest.mark.parametrize(
     "sizes,clones,match",
     [
-        ([6], 4, r"batch_size\[0\] is 6"),
-        ([0], 1, r"batch_size\[0\] is 0"),
+        ([6], 4, r"batch_size\[0\]: must be > 0 and a multiple of num_clones \(4\), got 6"),
+        ([0], 1, r"batch_size\[0\]: must be > 0, got 0"),
         ([4], 0, "num_clones must be at least 1"),
     ],
 )
@@ -197,7 +197,7 @@ def test_unset_or_external_reader_raises(reader):
     config = _pipeline([reader], [1])
     with (
         tf.Graph().as_default(),
-        pytest.raises(ValueError, match=r"train_input_reader\[0\]: unknown input_reader"),
+        pytest.raises(ValueError, match=r"train_input_reader\[0\](: input_reader is not set|\.external_input_reader: has no reader)"),
     ):
         _queue(config)
 

@@ -36,7 +36,7 @@ def test_build_unknown_class_with_explicit_unk_label():
 
 
 def test_build_bad_unk_label_raises_with_field_path():
-    with pytest.raises(ValueError, match=r"label_map: .*unk_label is 1"):
+    with pytest.raises(ValueError, match=r"label_map\.unk_label: is 1"):
         _build("label_offset: 2 unk_label: 1 unknown_handling: UNKNOWN_CLASS")
 
 

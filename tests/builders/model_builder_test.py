@@ -149,14 +149,17 @@ PREDICTOR = ('predictor { name: "F" ctc_predictor { label_map { } } }')
 
 
 @pytest.mark.parametrize("text,match", [
-    ("", r"model: unknown model_oneof None"),
-    (_mprm(PREDICTOR), r"multi_predictors_recognition_model.feature_extractor: required"),
-    (_mprm(TINY_ENCODER), r"\.predictor: at least one predictor"),
+    ("", r"model: model_oneof is not set"),
+    (_mprm(PREDICTOR), r"multi_predictors_recognition_model\.feature_extractor: is not set"),
+    (_mprm(TINY_ENCODER), r"\.predictor: needs at least one"),
     (_mprm(TINY_ENCODER + PREDICTOR + PREDICTOR), r"predictor\[1\].name: 'F' is already used"),
     (_mprm(TINY_ENCODER + PREDICTOR + "input_height: 0"), r"input_height: must be > 0"),
-    (_mprm(TINY_ENCODER + PREDICTOR + "keypoint_supervision: true"),
+    (_mprm(TINY_ENCODER + PREDICTOR + "keypoint_supervision: true input_height: 32"),
      r"keypoint_supervision: needs a spatial_transformer"),
-    (_mprm(TINY_ENCODER + 'predictor { name: "F" }'), r"predictor\[0\]: unknown predictor_oneof"),
+    (_mprm(TINY_ENCODER + PREDICTOR + "input_height: 33"),
+     r"input_height: must be in \[1, 32\] for the resnet encoder"),
+    (_mprm(TINY_ENCODER + 'predictor { name: "F" } input_height: 32'),
+     r"predictor\[0\]: predictor_oneof is not set"),
     (_mprm(TINY_ENCODER + PREDICTOR.replace("ctc_predictor", "auxiliary: true ctc_predictor")),
      r"\.predictor: every predictor is auxiliary"),
 ])

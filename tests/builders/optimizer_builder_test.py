@@ -67,12 +67,12 @@ def test_bad_moving_average_decay_raises():
 
 
 def test_empty_optimizer_oneof_raises():
-    with tf.Graph().as_default(), pytest.raises(ValueError, match="unknown optimizer None"):
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="train_config.optimizer: optimizer is not set"):
         _build("use_moving_average: false")
 
 
 def test_empty_learning_rate_oneof_raises():
-    with tf.Graph().as_default(), pytest.raises(ValueError, match="unknown learning_rate None"):
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="learning_rate: (is not set|learning_rate is not set)"):
         _build("adam_optimizer { }")
 
 
@@ -92,7 +92,7 @@ def test_learning_rate_schedules_translate():
 
 
 def test_manual_step_without_schedule_raises():
-    with tf.Graph().as_default(), pytest.raises(ValueError, match="schedule is empty"):
+    with tf.Graph().as_default(), pytest.raises(ValueError, match=r"manual_step_learning_rate\.schedule: is empty"):
         _lr("manual_step_learning_rate { initial_learning_rate: 1.0 }")
 
 

@@ -21,14 +21,14 @@ def _attention(body):
 def test_build_attention_predictor_translates_fields():
     pred = _build(_attention(
         LABEL_MAP + " num_attention_units: 7 max_num_steps: 12 beam_width: 5 reverse: true "
-        "sync: false length_penalty: 0.6 multi_attention: true "
+        "sync: false length_penalty: 0.6 "
         "loss { sequence_cross_entropy_loss { weight: 0.5 sequence_normalize: true } } "
         "rnn_regularizer { l2_regularizer { weight: 0.1 } } "
         "lm_rnn_cell { rnn_cell { gru_cell { num_units: 8 } } }"))
     assert isinstance(pred, attention_predictor.AttentionPredictor)
     assert pred.name == "Backward" and pred.num_classes == 96
     assert pred._max_num_steps == 12 and pred._beam_width == 5 and pred._reverse is True
-    assert pred._length_penalty == pytest.approx(0.6) and pred._multi_attention is True
+    assert pred._length_penalty == pytest.approx(0.6)
     dec = pred._decoder
     assert dec._num_units == 7 and dec._sync is False and dec.num_classes == 96
     assert isinstance(dec._cell, tf.nn.rnn_cell.LSTMCell) and dec._cell.output_size == 128
@@ -61,21 +61,21 @@ def test_build_ctc_predictor_without_hyperparams():
 
 
 def test_build_empty_oneof_raises():
-    with pytest.raises(ValueError, match="unknown predictor_oneof None"):
+    with pytest.raises(ValueError, match="predictor: predictor_oneof is not set"):
         _build('name: "Forward"')
 
 
 @pytest.mark.parametrize("text,match", [
-    (_attention(""), r"attention_predictor.label_map: required"),
-    ('attention_predictor { ' + LABEL_MAP + ' }', r"attention_predictor.rnn_cell: .*required"),
+    (_attention(""), r"attention_predictor\.label_map: is not set"),
+    ('attention_predictor { ' + LABEL_MAP + ' }', r"attention_predictor\.rnn_cell: is not set"),
     (_attention("label_map { }"), r"label_map.label_offset: must be >= 2"),
     (_attention(LABEL_MAP + " max_num_steps: 1"), r"max_num_steps: must be >= 2"),
     (_attention(LABEL_MAP + " beam_width: 0"), r"beam_width: must be >= 1"),
-    (_attention(LABEL_MAP + " num_attention_units: 0"), r"num_attention_units: must be >= 1"),
+    (_attention(LABEL_MAP + " num_attention_units: 0"), r"num_attention_units: must be > 0, got 0"),
     (_attention(LABEL_MAP + " length_penalty: -1"), r"length_penalty: must be >= 0"),
     (_attention(LABEL_MAP + " loss { l2_regression_loss { } }"),
      r"loss: must be sequence_cross_entropy_loss"),
-    ('ctc_predictor { }', r"ctc_predictor.label_map: required"),
+    ('ctc_predictor { }', r"ctc_predictor\.label_map: is not set"),
     ('ctc_predictor { label_map { } beam_width: 0 }', r"ctc_predictor.beam_width"),
     ('ctc_predictor { label_map { } loss_weight: -1 }', r"ctc_predictor.loss_weight"),
     ('ctc_predictor { label_map { } fc_hyperparams { op: CONV } }', r"fc_hyperparams.op: must be FC"),

@@ -145,7 +145,7 @@ def test_every_oneof_member_has_a_builder():
 
 
 def test_build_empty_oneof_raises():
-    with pytest.raises(ValueError, match="unknown preprocessing_step None; expected one of"):
+    with pytest.raises(ValueError, match="preprocessing_step: preprocessing_step is not set"):
         _build("")
 
 

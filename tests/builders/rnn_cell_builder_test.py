@@ -52,7 +52,7 @@ def test_initializer_is_applied_to_lstm_kernel():
 
 
 def test_empty_oneof_raises():
-    with pytest.raises(ValueError, match="rnn_cell: unknown rnn cell None"):
+    with pytest.raises(ValueError, match="rnn_cell: rnn_cell_oneof is not set"):
         rnn_cell_builder.build(rnn_cell_pb2.RnnCell())
 
 
@@ -62,7 +62,7 @@ def test_zero_units_raises_with_field_path():
 
 
 def test_bad_initializer_raises_with_field_path():
-    with pytest.raises(ValueError, match=r"lstm_cell\.initializer: unknown initializer"):
+    with pytest.raises(ValueError, match=r"lstm_cell\.initializer: initializer_oneof is not set"):
         _build("lstm_cell { initializer { } }")
 
 

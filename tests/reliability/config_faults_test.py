@@ -62,7 +62,7 @@ def test_aster_train_rejects_before_building_a_graph(mutations, tmp_path, monkey
         assert train.main(["--pipeline_config_path", str(path), "--train_dir",
                            str(tmp_path / "t")]) == 2
         err = capsys.readouterr().err
-        assert err.startswith("aster-train: error: ") and "Traceback" not in err
+        assert err.startswith("aster-train: config error: ") and "Traceback" not in err
 
 
 def test_aster_train_rejects_text_mutations_with_the_field(tmp_path, capsys):

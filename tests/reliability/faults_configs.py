@@ -35,7 +35,7 @@ BAD_VALUES = {
     ("SpatialTransformer", "localization_w"): [0],
     ("SpatialTransformer", "output_h"): [0],
     ("SpatialTransformer", "output_w"): [0, -100],
-    ("SpatialTransformer", "num_control_points"): [0, 4, 5, -2, 21],
+    ("SpatialTransformer", "num_control_points"): [0, 2, 3, 5, -2, 21],
     ("SpatialTransformer", "margin_x"): [-0.1, 0.5, 2.0],
     ("SpatialTransformer", "margin_y"): [-0.1, 0.5],
     ("SpatialTransformer", "init_bias_pattern"): ["zigzag", ""],
@@ -74,10 +74,9 @@ BAD_VALUES = {
     ("TrainConfig", "gradient_clipping_by_norm"): [-1.0],
     ("TrainConfig", "clip_gradients_by_global_norm"): [-1.0],
     ("TrainConfig", "replicas_to_aggregate"): [0, -1],
-    ("TrainConfig", "startup_delay_steps"): [-1.0],
     ("TrainConfig", "freeze_variables"): [["(unclosed"]],
     ("TrainConfig", "fine_tune_skip_regexes"): [["*bad"]],
-    ("Optimizer", "moving_average_decay"): [-0.1, 1.5],
+    ("Optimizer", "moving_average_decay"): [-0.1, 0.0, 1.0, 1.5],
     ("ConstantLearningRate", "learning_rate"): [0.0, -0.1],
     ("ExponentialDecayLearningRate", "initial_learning_rate"): [0.0],
     ("ExponentialDecayLearningRate", "decay_steps"): [0],
@@ -106,7 +105,7 @@ BAD_VALUES = {
     ("RandomAdjustContrast", "min_delta"): [10.0],
     ("RandomAdjustHue", "max_delta"): [-0.1, 0.9],
     ("EvalConfig", "batch_size"): [0],
-    ("EvalConfig", "protocol"): [0, 37, 100],
+    ("EvalConfig", "protocol"): [2, 37, 100],
     ("EvalConfig", "metrics_set"): ["coco_detection_metrics"],
 }
 
@@ -149,13 +148,15 @@ VALID_EDITS = [
     ("train_config.log_every_n_steps", 0),
     ("train_config.max_checkpoints_to_keep", 0),
     ("train_config.gradient_clipping_by_norm", 0.0),
-    ("train_config.optimizer.moving_average_decay", 1.0),
+    ("train_config.optimizer.moving_average_decay", 0.999999),
     ("train_input_reader[0].num_readers", 0),
     ("train_input_reader[0].queue_capacity", 0),
     ("train_input_reader[0].max_label_length", 0),
     ("train_input_reader[0].num_epochs", 0),
     ("eval_config.num_examples", 0),
     ("eval_config.max_evals", 0),
+    ("eval_config.protocol", 0),  # auto
+    ("eval_config.protocol", 1),  # the model's character set
 ]
 
 

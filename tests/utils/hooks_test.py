@@ -68,29 +68,89 @@ def test_progress_logger_reports_step_loss_rate_and_eta(caplog):
     assert "images/s" in lines[0] and "ETA" in lines[0]
 
 
-def test_background_evaluator_runs_every_n_steps_one_at_a_time(tmp_path, monkeypatch):
-    started = []
+def test_checkpoint_hook_saves_at_each_multiple_whatever_the_intervals(tmp_path):
+    _run_steps(_checkpoint_hook(tmp_path, save_secs=3600, step_multiple=2), 5)
+    assert _saved_steps(tmp_path) == [0, 2, 4, 5]
 
-    class _FakeProcess:
-        def __init__(self, command, stdout, stderr):
-            started.append(command)
-            self.running = True
 
-        def poll(self):
-            return None if self.running else 0
+class _FakeEval:
+    """Stands in for subprocess.Popen of aster-eval: records the steps; done when wait()ed."""
 
-        def wait(self, timeout=None):
-            self.running = False
-            return 0
+    started = []  # steps, in start order
+    processes = []
+    exit_code = 0
 
-    monkeypatch.setattr(hooks.subprocess, "Popen", _FakeProcess)
+    def __init__(self, command, stdout, stderr):
+        path = command[command.index("--checkpoint_path") + 1]
+        self.started.append(int(path.rsplit("-", 1)[1]))
+        self.processes.append(self)
+        self.code = None
+
+    def poll(self):
+        return self.code
+
+    def wait(self, timeout=None):
+        self.code = self.exit_code
+        return self.code
+
+
+@pytest.fixture
+def fake_eval(monkeypatch):
+    monkeypatch.setattr(hooks.subprocess, "Popen", _FakeEval)
+    monkeypatch.setattr(_FakeEval, "started", [])
+    monkeypatch.setattr(_FakeEval, "processes", [])
+    monkeypatch.setattr(_FakeEval, "exit_code", 0)
+    return _FakeEval
+
+
+def _saved(evaluator, *steps):
+    for step in steps:
+        evaluator(None, step, f"model.ckpt-{step}")
+
+
+def test_background_evaluator_queues_one_and_a_newer_one_replaces_it(tmp_path, fake_eval, caplog):
     evaluator = hooks.BackgroundEvaluator("p.config", str(tmp_path / "eval"), every_n_steps=10)
     assert evaluator.wait() is None
-    evaluator(None, 0, "ckpt-0")
-    evaluator(None, 5, "ckpt-5")
-    evaluator(None, 10, "ckpt-10")
-    evaluator(None, 20, "ckpt-20")  # the first is still running: skipped
-    assert len(started) == 1 and "ckpt-10" in started[0] and "--run_once" in started[0]
+    with caplog.at_level(logging.INFO, logger="aster.trainer"):
+        _saved(evaluator, 0, 5, 10, 15, 20, 30)  # 10 runs; 20 waits; 30 replaces it
+    assert fake_eval.started == [10]
+    assert "step 20 dropped: step 30 replaces it" in caplog.text
+    assert evaluator.finish() == 0
+    assert fake_eval.started == [10, 30] and (tmp_path / "eval" / "eval-30.log").exists()
+
+
+def test_background_evaluator_starts_the_waiting_one_after_a_step(tmp_path, fake_eval):
+    evaluator = hooks.BackgroundEvaluator("p.config", str(tmp_path / "eval"), every_n_steps=2)
+    _saved(evaluator, 0, 2, 4)
+    evaluator.after_run(None, None)  # 2 still running
+    assert fake_eval.started == [2]
+    fake_eval.processes[0].code = 0  # 2 finished
+    evaluator.after_run(None, None)
+    assert fake_eval.started == [2, 4]
+
+
+def test_background_evaluator_finish_evaluates_the_final_checkpoint(tmp_path, fake_eval):
+    evaluator = hooks.BackgroundEvaluator("p.config", str(tmp_path / "eval"), every_n_steps=2)
+    _saved(evaluator, 6, 7, 8, 9)  # resumed at 6: 6 itself is not evaluated again
+    evaluator.finish()
+    assert fake_eval.started == [8, 9]
+    evaluator.finish()  # nothing new
+    assert fake_eval.started == [8, 9]
+
+
+def test_background_evaluator_wait_drops_the_waiting_one(tmp_path, fake_eval):
+    evaluator = hooks.BackgroundEvaluator("p.config", str(tmp_path / "eval"), every_n_steps=2)
+    _saved(evaluator, 0, 2, 4)
     assert evaluator.wait() == 0
-    evaluator(None, 30, "ckpt-30")
-    assert len(started) == 2 and (tmp_path / "eval" / "eval-30.log").exists()
+    evaluator.after_run(None, None)
+    assert fake_eval.started == [2]
+
+
+def test_background_evaluator_logs_a_failed_evaluation(tmp_path, fake_eval, caplog):
+    evaluator = hooks.BackgroundEvaluator("p.config", str(tmp_path / "eval"), every_n_steps=2)
+    fake_eval.exit_code = 3
+    _saved(evaluator, 0, 2)
+    with caplog.at_level(logging.WARNING, logger="aster.trainer"):
+        assert evaluator.finish() == 3
+    assert "in-training eval of step 2 failed (exit code 3); see " in caplog.text
+    assert "eval-2.log" in caplog.text

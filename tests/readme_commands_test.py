@@ -1,0 +1,289 @@
+"""The commands of README.md and of the configs' `Run:` headers run as written on a fresh clone.
+
+Commands are read from README.md's ```sh blocks (`\\` continues a line, `#` starts a comment),
+its ```python blocks, and the `Run:` block of each configs/*.config header (lines that start with
+a program; a remark in parentheses after two spaces is prose). The slow test runs them in doc
+order in a copy of the checkout whose .venv is this environment, with its bin/ first on PATH (as
+after `. .venv/bin/activate`), exactly as written except that
+  - paths under /tmp/ go under the test's temporary folder, and
+  - `make X` runs as `make -o install X`: the environment is installed already, and a stale
+    install stamp must not make the copy reinstall it (the editable install would then point at
+    the copy).
+It first writes the files the README says are the user's own (word images, a labels file).
+
+NOT_RUN lists each command that cannot run in a test, with the reason. For those (the fast test):
+a `make` command must dry-run (`make -n`), an aster program must accept the flags (its own
+argparse parser) and the config with the command's overrides must validate, `pip install -e
+'.[X]'` must name an extra of setup.py, and `aster-convert a|b|...` must name converters. Every
+`make TARGET` named anywhere in the README must be a target too.
+"""
+
+import glob
+import importlib
+import os
+import re
+import shlex
+import subprocess
+import sys
+import textwrap
+from importlib import metadata
+
+import pytest
+import source_tree
+from PIL import Image, ImageDraw
+
+from aster.utils import config_util
+
+ROOT = source_tree.ROOT
+README = os.path.join(ROOT, "README.md")
+_PROGRAM = re.compile(r"(make|pip|python|(\.venv/bin/)?aster-[a-z-]+)(\s|$)")
+
+# Documented commands that cannot run in a test: command (as in the docs) -> reason.
+NOT_RUN = {
+    "make train": "fonts, 100,000 synthetic images and ~46 minutes of training "
+                  "(tests/main_job_test.py runs its pipeline on tiny data)",
+    "make test": "the whole test suite, this test included",
+    "aster-synth-words --output_dir data/synth --num_train 100000 --num_val 2000 "
+    "--num_val_ood 2000": "100,000 images take minutes; make tiny-data runs the same program",
+    "aster-convert lmdb|synth90k|synthtext|iiit5k|svt|ic03|ic13|ic15|svtp|cute80 ... "
+    "--output OUT": "a pattern: the first word stands for one of the converters",
+    "aster-eval --pipeline_config_path configs/demo_cpu.config --checkpoint_dir runs/demo_cpu "
+    "--eval_dir runs/demo_cpu/eval_mine --run_once --labels_file my_crops/labels.txt":
+        "needs the checkpoints of make train and crops of your own",
+    # configs/aster_paper.config
+    "aster-train --pipeline_config_path configs/aster_paper.config --train_dir runs/aster_paper":
+        "needs MJSynth and SynthText converted to TFRecords; 1.2M steps take days",
+    "aster-eval --pipeline_config_path configs/aster_paper.config --checkpoint_dir "
+    "runs/aster_paper --eval_dir runs/aster_paper/eval":
+        "needs the converted benchmarks and the trained model; waits for new checkpoints",
+    # configs/crnn_ctc.config
+    "make install protos data/synth/manifest.json": "the fonts and 100,000 images of make train",
+    ".venv/bin/aster-train --pipeline_config_path configs/crnn_ctc.config --train_dir "
+    "runs/crnn_ctc": "reads make train's data/synth; 5,000 steps (tests/main_job_test.py trains "
+                     "this config a few steps)",
+    ".venv/bin/aster-eval --pipeline_config_path configs/crnn_ctc.config --checkpoint_dir "
+    "runs/crnn_ctc --eval_dir runs/crnn_ctc/eval --run_once": "needs its trained checkpoints",
+    # configs/demo_cpu.config
+    "pip install -e '.[fonts]'": "changes this environment and needs PyPI",
+    "aster-synth-words --output_dir data/synth --num_train 100000 --num_val 2000 "
+    "--num_val_ood 2000 --num_shards 8": "100,000 images take minutes",
+    "aster-train --pipeline_config_path configs/demo_cpu.config --train_dir runs/demo_cpu":
+        "reads make train's data/synth; 7,500 steps take ~46 minutes",
+    "aster-eval --pipeline_config_path configs/demo_cpu.config --checkpoint_dir runs/demo_cpu "
+    "--eval_dir runs/demo_cpu/eval --run_once": "needs the checkpoints of make train",
+}
+
+
+def _key(argv):
+    return " ".join(argv)
+
+
+_NOT_RUN = {_key(shlex.split(command)): reason for command, reason in NOT_RUN.items()}
+
+
+# --------------------------------------------------------------------------- reading the docs
+
+
+def _shell_commands(lines):
+    """argv lists of the commands in `lines`: `\\` joins lines, `#` starts a comment."""
+    commands, pending = [], ""
+    for line in lines:
+        pending += line.strip()
+        if pending.endswith("\\"):
+            pending = pending[:-1] + " "
+            continue
+        argv = shlex.split(pending, comments=True)
+        pending = ""
+        if argv:
+            commands.append(argv)
+    return commands
+
+
+def readme_shell_commands():
+    with open(README) as f:
+        blocks = re.findall(r"^```sh\n(.*?)^```", f.read(), re.MULTILINE | re.DOTALL)
+    return [argv for block in blocks for argv in _shell_commands(block.splitlines())]
+
+
+def readme_python_blocks():
+    with open(README) as f:
+        blocks = re.findall(r"^( *)```python\n(.*?)^\1```", f.read(), re.MULTILINE | re.DOTALL)
+    return [textwrap.dedent(code) for _, code in blocks]
+
+
+def readme_make_targets():
+    """The `make ...` commands written in inline code anywhere in the README."""
+    with open(README) as f:
+        return sorted(set(re.findall(r"`make ([a-z][\w-]*)", f.read())))
+
+
+def config_run_commands(path):
+    """argv lists of the commands in the `Run:` block of a config's header comment."""
+    lines, in_run = [], False
+    with open(path) as f:
+        for line in f:
+            if not line.startswith("#"):
+                break
+            text = line[1:].rstrip()
+            label = re.match(r"\s*(or|[A-Z][a-z]+):\s", text)
+            if label:
+                in_run = label.group(1) in ("Run", "or")
+                text = text[label.end():]
+            if in_run:
+                lines.append(re.sub(r"\s{2,}\(.*$", "", text).strip())
+    commands, continued = [], False
+    for text in lines:  # a command starts with a program; other lines are prose
+        if continued or _PROGRAM.match(text):
+            commands.append(text)
+            continued = text.endswith("\\")
+    return _shell_commands(commands)
+
+
+def documented_commands():
+    """(source, argv) of every documented shell command, in doc order, each command once."""
+    found = [("README.md", argv) for argv in readme_shell_commands()]
+    for path in sorted(glob.glob(os.path.join(ROOT, "configs", "*.config"))):
+        found += [(os.path.relpath(path, ROOT), argv) for argv in config_run_commands(path)]
+    unique = {}
+    for source, argv in found:
+        unique.setdefault(_key(argv), (source, argv))
+    return list(unique.values())
+
+
+# --------------------------------------------------------------------------- checks without running
+
+
+def _dry_run_make(targets):
+    result = subprocess.run(["make", "-n", *targets], cwd=ROOT, capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == 0, f"make -n {' '.join(targets)}: {result.stderr}"
+
+
+def _parse_flags(program, args):
+    """Parses `args` with the program's own argparse parser (console script -> module)."""
+    (entry,) = [e for e in metadata.entry_points(group="console_scripts") if e.name == program]
+    module = importlib.import_module(entry.module)
+    if hasattr(module, "build_parser"):
+        return module.build_parser().parse_args(args)
+    return module._parse_args(args)  # aster-train
+
+
+def _check_config(args):
+    path = getattr(args, "pipeline_config_path", "") or getattr(args, "config", "")
+    if path:
+        config = config_util.load_pipeline_config(path)
+        assignments = getattr(args, "assignments", None) or getattr(args, "set", None) or []
+        config = config_util.merge_overrides(config, args.config_override or None, assignments)
+        config_util.validate(config)
+
+
+def _check_converters(names):
+    for name in names:
+        with pytest.raises(SystemExit) as exited:
+            _parse_flags("aster-convert", [name, "--help"])
+        assert exited.value.code == 0, f"aster-convert has no converter {name!r}"
+
+
+def _check_without_running(argv):
+    program = os.path.basename(argv[0])
+    if program == "make":
+        _dry_run_make(argv[1:])
+    elif program == "pip":
+        assert argv[1:3] == ["install", "-e"], argv
+        extras = re.fullmatch(r"\.\[([\w,-]+)\]", argv[3]).group(1).split(",")
+        assert set(extras) <= set(metadata.metadata("aster-tf").get_all("Provides-Extra"))
+    elif program == "aster-convert" and "|" in argv[1]:
+        _check_converters(argv[1].split("|"))
+    else:
+        try:
+            args = _parse_flags(program, argv[1:])
+        except SystemExit as error:
+            pytest.fail(f"{_key(argv)}: {program} rejects these flags (exit {error.code})")
+        _check_config(args)
+
+
+def test_docs_have_the_commands_this_test_knows():
+    keys = [_key(argv) for _, argv in documented_commands()]
+    assert "make tiny-data" in keys and len(keys) > len(_NOT_RUN)
+    stale = set(_NOT_RUN) - set(keys)
+    assert not stale, f"NOT_RUN lists commands no longer documented: {sorted(stale)}"
+    assert len(readme_python_blocks()) >= 2
+
+
+def test_commands_not_run_have_valid_flags_and_configs(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    for _, argv in documented_commands():
+        if _key(argv) in _NOT_RUN:
+            _check_without_running(argv)
+
+
+def test_readme_make_targets_exist():
+    targets = readme_make_targets()
+    assert {"install", "eval", "tiny-data"} <= set(targets)
+    for target in targets:
+        _dry_run_make([target])
+
+
+# --------------------------------------------------------------------------- running them
+
+
+def _write_user_files(workdir):
+    """The files the README says are the user's: word images and a path<TAB>text labels file."""
+    words = {"word1.png": "hello", "word2.jpg": "world", "word.png": "tiny"}
+    for name, text in words.items():
+        image = Image.new("RGB", (100, 32), "white")
+        ImageDraw.Draw(image).text((8, 10), text, fill="black")
+        image.save(os.path.join(workdir, name))
+    with open(os.path.join(workdir, "labels.txt"), "w") as f:
+        f.writelines(f"{name}\t{text}\n" for name, text in words.items())
+
+
+def _as_run(argv, scratch):
+    argv = [scratch + a[len("/tmp"):] if a.startswith("/tmp/") else a for a in argv]
+    return ["make", "-o", "install", *argv[1:]] if argv[0] == "make" else argv
+
+
+def _run(argv, workdir):
+    environment = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep +
+                       os.environ.get("PATH", ""), TF_CPP_MIN_LOG_LEVEL="2",
+                       VIRTUAL_ENV=os.path.join(workdir, ".venv"))
+    environment.pop("PYTHONPATH", None)
+    result = subprocess.run(argv, cwd=workdir, env=environment, capture_output=True, text=True,
+                            timeout=300, check=False)
+    assert result.returncode == 0, (f"{shlex.join(argv)} failed:\n{result.stdout[-2000:]}\n"
+                                    f"{result.stderr[-4000:]}")
+    return result.stdout
+
+
+# Runs each README python block in its own namespace (one interpreter: one TensorFlow import).
+_PYTHON_BLOCKS = """
+import sys
+for number, code in enumerate(sys.argv[1:]):
+    exec(compile(code, f"README.md python block {number}", "exec"), {"__name__": "__main__"})
+"""
+
+
+@pytest.mark.slow
+def test_documented_commands_run_as_written(tmp_path):
+    workdir = source_tree.copy_source_tree(tmp_path / "clone")
+    os.symlink(sys.prefix, os.path.join(workdir, ".venv"))
+    scratch = str(tmp_path / "tmp")
+    _write_user_files(workdir)
+    outputs = {}
+    for _, argv in documented_commands():
+        if _key(argv) not in _NOT_RUN:
+            outputs[_key(argv)] = _run(_as_run(argv, scratch), workdir)
+    blocks = [code.replace('"/tmp/', f'"{scratch}/') for code in readme_python_blocks()]
+    served = _run([sys.executable, "-c", _PYTHON_BLOCKS, *blocks], workdir)
+
+    # What the README says these commands leave behind.
+    assert os.path.isfile(os.path.join(workdir, "data", "tiny_train.tfrecord"))
+    assert os.path.isfile(os.path.join(workdir, "data", "tiny_val.tfrecord"))
+    assert os.path.isfile(os.path.join(scratch, "tiny", "model.ckpt-20.index"))
+    assert os.path.isfile(os.path.join(scratch, "tiny", "eval", "results.json"))
+    assert os.path.isfile(os.path.join(scratch, "tiny_export", "saved_model.pb"))
+    assert os.path.isfile(os.path.join(workdir, "data", "mine.tfrecord"))
+    assert os.path.isfile(os.path.join(workdir, "runs", "exp1", "pipeline.config"))
+    (demo,) = [out for key, out in outputs.items() if key.startswith("aster-demo")]
+    assert [line.split("\t")[0] for line in demo.splitlines()] == ["word1.png", "word2.jpg"]
+    assert served.strip(), "the serving example prints the text and score"
