@@ -99,7 +99,8 @@ def model_charset(model_config):
 def _check_config(pipeline_config):
     """Raises ValueError (with the field path) for eval settings the evaluator cannot honour."""
     if not pipeline_config.eval_input_reader:
-        raise ValueError("eval_input_reader: the pipeline config has no eval_input_reader")
+        raise config_checks.ConfigError(
+            "eval_input_reader: the pipeline config has none; evaluation needs one")
     config_checks.check_eval(pipeline_config)  # the rules aster-config validate applies
 
 

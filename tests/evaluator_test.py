@@ -122,7 +122,7 @@ def test_bad_eval_config_raises(tmp_path):
                             str(tmp_path))
     with pytest.raises(ValueError, match="metrics_set: 'coco' is not one of"):
         evaluator.Evaluator(make_config('eval_config { metrics_set: "coco" }'), str(tmp_path))
-    with pytest.raises(ValueError, match="no eval_input_reader"):
+    with pytest.raises(ValueError, match="eval_input_reader: the pipeline config has none"):
         evaluator.Evaluator(pipeline_pb2.TrainEvalPipelineConfig(), str(tmp_path))
 
 

@@ -169,7 +169,9 @@ def build_batch_queue(input_reader_configs, train_config, num_clones=1):
     """
     configs = list(input_reader_configs)
     if not configs:
-        raise ValueError("there is no train_input_reader; add one per training dataset")
+        # Validation accepts an eval-only config; training needs a reader.
+        raise config_checks.ConfigError(
+            "train_input_reader: there is none; add one per training dataset")
     sizes = per_clone_batch_sizes(train_config.batch_size, len(configs), num_clones)
     steps = preprocessor_builder.build_steps(train_config.data_augmentation_options)
     threads = max(1, train_config.num_batch_queue_threads)

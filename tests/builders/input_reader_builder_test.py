@@ -172,7 +172,7 @@ def test_batch_size_not_divisible_raises(tmp_path, sizes, clones, match):
 
 
 def test_no_readers_raises():
-    with pytest.raises(ValueError, match="there is no train_input_reader"):
+    with pytest.raises(ValueError, match="train_input_reader: there is none"):
         _queue(_pipeline([], [4]))
 
 
