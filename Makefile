@@ -41,7 +41,8 @@ DEMO_CONFIG := configs/demo_cpu.config
 DEMO_DIR := runs/demo_cpu
 FONTS_STAMP := $(VENV)/.fonts-installed
 # Validation: val (unseen words and font families, training style) and val_ood (unseen words,
-# font families and style mix); the families are chosen by aster/tools/fonts.py split_families.
+# font families and style mix); the families are chosen by split_families
+# (aster/tools/font_families.py).
 SYNTH_ARGS := --num_train 100000 --num_val 2000 --num_val_ood 2000 --num_shards 8
 
 # The font families of setup.py's `fonts` extra (PyPI font-* packages; aster-synth-words finds them).
@@ -125,17 +126,26 @@ reliability: install protos
 	$(PY) tests/reliability/report.py --kills 5 --soak_minutes $(SOAK_MINUTES)
 
 # ---- bench: every benchmark script with short settings (tens of minutes on 2 shared cores).
-# Figures print as tables; `make bench BENCH_FLAGS=--record` also appends them to
-# benchmarks/RESULTS.md. A config missing from configs/ is skipped with a note.
+# Figures print as tables. `make bench BENCH_FLAGS=--record` also keeps each script's output in
+# build/bench/<script>.log and then rewrites the current-figures tables of benchmarks/RESULTS.md
+# from those logs (benchmarks/record.py; the history below them is left alone). Other BENCH_FLAGS
+# go to every script. A config missing from configs/ is skipped with a note.
 BENCH_FLAGS ?=
+BENCH_LOGS := build/bench
+BENCH_RECORD := $(filter --record,$(BENCH_FLAGS))
+# $(call bench_run,SCRIPT,ARGS): runs benchmarks/SCRIPT.py ARGS, through `record.py run` (which
+# copies its output to build/bench/SCRIPT.log) when recording.
+bench_run = $(if $(BENCH_RECORD),$(PY) benchmarks/record.py run $(BENCH_LOGS)/$(1).log --) \
+	$(PY) benchmarks/$(1).py $(2) $(filter-out --record,$(BENCH_FLAGS))
 
 .PHONY: bench
 bench: install protos
-	$(PY) benchmarks/flops.py --configs aster_paper demo_cpu --batch_size 32 --warmup 2 \
-		--steps 3 $(BENCH_FLAGS)
-	$(PY) benchmarks/train_throughput.py --configs aster_paper demo_cpu crnn_ctc --clones 1 2 \
-		--warmup 2 --steps 4 $(BENCH_FLAGS)
-	$(PY) benchmarks/inference.py --config aster_paper --repeats 5 $(BENCH_FLAGS)
-	$(PY) benchmarks/eval_batching.py --repeats 1 $(BENCH_FLAGS)
-	$(PY) benchmarks/input_pipeline.py --runs 3 --steps 30 --warmup 10 $(BENCH_FLAGS)
-	$(PY) benchmarks/synth_speed.py --images 1000 --runs 3 --end_to_end $(BENCH_FLAGS)
+	@rm -rf $(BENCH_LOGS)
+	$(call bench_run,flops,--configs aster_paper demo_cpu --batch_size 32 --warmup 2 --steps 3)
+	$(call bench_run,train_throughput,--configs aster_paper demo_cpu crnn_ctc --clones 1 2 \
+		--warmup 2 --steps 4)
+	$(call bench_run,inference,--config aster_paper --repeats 5)
+	$(call bench_run,eval_batching,--repeats 1)
+	$(call bench_run,input_pipeline,--runs 3 --steps 30 --warmup 10)
+	$(call bench_run,synth_speed,--images 1000 --runs 3 --end_to_end)
+	$(if $(BENCH_RECORD),$(PY) benchmarks/record.py write $(BENCH_LOGS)/*.log)

@@ -12,34 +12,14 @@ in every aster command (1 is a runtime failure: a missing checkpoint, a loss tha
 import argparse
 import sys
 
-from aster.utils import config_util
-
-CONFIG_ERROR_STATUS = 2  # the exit status of a config error in every command (argparse's too)
-
-
-def config_error(prog, error):
-    """Prints a config error as one line on stderr; returns CONFIG_ERROR_STATUS."""
-    print(f"{prog}: config error: {error}", file=sys.stderr)
-    return CONFIG_ERROR_STATUS
-
-
-def add_override_flags(parser):
-    """Adds --config_override and --set, shared by every command that reads a pipeline config."""
-    parser.add_argument("--config_override", default="",
-                        help="text-format snippet merged into the config "
-                             "(repeated fields named in it replace the config's lists)")
-    parser.add_argument("--set", dest="assignments", action="append", default=[],
-                        metavar="PATH=VALUE",
-                        help="dotted assignment, e.g. train_config.num_steps=10 or "
-                             "train_input_reader[0].tf_record_input_reader.input_path=a.tfrecord; "
-                             "repeatable")
-
-
-def load_with_overrides(args):
-    """Loads args.config (or args.pipeline_config_path) and applies the override flags."""
-    path = getattr(args, "config", None) or args.pipeline_config_path
-    config = config_util.load_pipeline_config(path)
-    return config_util.merge_overrides(config, args.config_override, args.assignments)
+from aster.utils import cli_logging, config_util
+from aster.utils.cli import (  # noqa: F401 (re-exported: the shared flags and exit statuses)
+    CONFIG_ERROR_STATUS,
+    add_override_flags,
+    add_verbose_flag,
+    config_error,
+    load_with_overrides,
+)
 
 
 def _show(args):
@@ -86,7 +66,7 @@ def build_parser():
     set_cmd.add_argument("config")
     set_cmd.add_argument("-o", "--output", required=True, help="output file or directory")
     add_override_flags(set_cmd)
-    validate = sub.add_parser("validate", help="check a config; exit 1 with the problem")
+    validate = sub.add_parser("validate", help="check a config; exit 2 with the problem")
     validate.add_argument("config")
     validate.add_argument("--check_files", action="store_true",
                           help="also require input files to exist")
@@ -94,11 +74,15 @@ def build_parser():
     diff = sub.add_parser("diff", help="list leaf fields that differ between two configs")
     diff.add_argument("a")
     diff.add_argument("b")
+    for command in (show, set_cmd, validate, diff):
+        add_verbose_flag(command)
     return parser
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    if args.verbose:  # otherwise warnings alone show, as bare messages (logging's last resort)
+        cli_logging.configure(verbose=True)
     try:
         _COMMANDS[args.command](args)
     except config_util.ConfigError as e:

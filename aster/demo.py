@@ -8,7 +8,8 @@ rectified image as `<name>_rectified.png` beside each input (or in --output_dir)
 path may be a training folder (its newest checkpoint is used); its config defaults to the
 pipeline.config beside it. An image that cannot be read is reported on stderr and skipped.
 
-Exit status: 0 when every image was read, 1 when any failed or on a config/checkpoint problem.
+Exit status: 0 when every image was read, 2 on a config error or bad usage, 1 when any image
+failed or on a checkpoint problem.
 """
 
 import argparse
@@ -21,34 +22,7 @@ import numpy as np
 from PIL import Image
 
 from aster.data_decoders.tf_example_decoder import MAX_PIXELS
-from aster.tf_setup import tf
-from aster.utils import cli_logging, config_util
-
-
-class SavedModelPredictor:
-    """Runs an aster-export SavedModel in a graph-mode session (same outputs as the checkpoint)."""
-
-    def __init__(self, saved_model_dir):
-        from aster import export
-
-        self.graph = tf.Graph()
-        self.session = tf.Session(graph=self.graph)
-        with self.graph.as_default():
-            try:
-                meta = tf.saved_model.loader.load(self.session, [tf.saved_model.SERVING],
-                                                  saved_model_dir)
-            except (OSError, RuntimeError, tf.errors.OpError) as e:
-                raise ValueError(f"--saved_model_dir {saved_model_dir!r}: cannot load a "
-                                 f"SavedModel: {e}") from e
-        signature = meta.signature_def[export.SIGNATURE_KEY]
-        self.input_name = signature.inputs[export.INPUT_KEY].name
-        self.outputs = {k: v.name for k, v in signature.outputs.items()}
-
-    def predict(self, encoded_images):
-        return self.session.run(self.outputs, {self.input_name: list(encoded_images)})
-
-    def close(self):
-        self.session.close()
+from aster.utils import cli, cli_logging, config_util
 
 
 def read_images(paths):
@@ -109,8 +83,6 @@ def run_demo(predictor, image_paths, output_dir="", batch_size=16, out=None):
 
 
 def build_parser():
-    from aster.config_cli import add_override_flags
-
     parser = argparse.ArgumentParser(prog="aster-demo", description=__doc__.split("\n")[0])
     parser.add_argument("images", nargs="+", help="image files (PNG, JPEG, ...)")
     source = parser.add_mutually_exclusive_group(required=True)
@@ -122,7 +94,8 @@ def build_parser():
     parser.add_argument("--output_dir", default="",
                         help="where rectified images go (default: beside each image)")
     parser.add_argument("--batch_size", type=int, default=16, help="images per run")
-    add_override_flags(parser)
+    cli.add_override_flags(parser)
+    cli.add_verbose_flag(parser)
     return parser
 
 
@@ -131,26 +104,25 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.batch_size < 1:
         parser.error(f"--batch_size must be >= 1, got {args.batch_size}")
-    cli_logging.configure(logging.WARNING, "%(levelname)s %(message)s")
-    from aster import eval_util, export
+    cli_logging.configure(logging.WARNING, "%(levelname)s %(message)s", verbose=args.verbose)
+    from aster import inference
+    from aster.utils import checkpoints
 
     try:
         if args.saved_model_dir:
-            predictor = SavedModelPredictor(args.saved_model_dir)
+            predictor = inference.SavedModelPredictor(args.saved_model_dir)
         else:
-            checkpoint, config = export.resolve_checkpoint(
+            checkpoint, config = inference.resolve_checkpoint(
                 args.checkpoint_path, args.pipeline_config_path, args.config_override,
                 args.assignments)
-            predictor = export.CheckpointPredictor(config, checkpoint)
+            predictor = inference.CheckpointPredictor(config, checkpoint)
         try:
             _, errors = run_demo(predictor, args.images, args.output_dir, args.batch_size)
         finally:
             predictor.close()
     except config_util.ConfigError as e:
-        from aster.config_cli import config_error
-
-        return config_error("aster-demo", e)
-    except (ValueError, eval_util.CheckpointUnavailableError) as e:
+        return cli.config_error("aster-demo", e)
+    except (ValueError, checkpoints.CheckpointUnavailableError) as e:
         print(f"aster-demo: {e}", file=sys.stderr)
         return 1
     return 1 if errors else 0

@@ -12,20 +12,25 @@ relative to --image_dir, default the labels file's folder). The images are conve
 EVAL_DIR/<name>.tfrecord (name: the labels file's folder) and reported under that name.
 
 Without --run_once / --checkpoint_path it watches CHECKPOINT_DIR and evaluates every checkpoint
-in step order as training writes them (see aster/evaluator.py and eval_util.checkpoint_loop),
+in step order as training writes them (see aster/evaluator.py and checkpoints.checkpoint_loop),
 until eval_config.max_evals, eval_config.eval_timeout_secs or the training run's final step.
 Every eval_input_reader is evaluated for each checkpoint. After each checkpoint the Markdown
 report (also in EVAL_DIR/results.md) is printed.
 
-Exit status: 0 on success, 1 on a config, checkpoint or data problem (the message says which).
+Exit status: 0 on success, 2 on a config error or bad usage, 1 on a checkpoint or data problem.
 """
 
 import argparse
 import os
 import sys
 
-from aster.config_cli import add_override_flags, config_error, load_with_overrides
 from aster.utils import cli_logging
+from aster.utils.cli import (
+    add_override_flags,
+    add_verbose_flag,
+    config_error,
+    load_with_overrides,
+)
 
 
 def build_parser():
@@ -44,6 +49,7 @@ def build_parser():
     parser.add_argument("--image_dir", default="",
                         help="root of --labels_file's image paths (default: its folder)")
     add_override_flags(parser)
+    add_verbose_flag(parser)
     return parser
 
 
@@ -86,9 +92,9 @@ def use_labelled_folder(config, labels_file, image_dir, eval_dir):
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    cli_logging.configure()
-    from aster import eval_util, evaluator
-    from aster.utils import config_util
+    cli_logging.configure(verbose=args.verbose)
+    from aster import eval_reports, evaluator
+    from aster.utils import checkpoints, config_util
 
     try:
         config = load_with_overrides(args)
@@ -97,14 +103,14 @@ def main(argv=None):
         config_util.validate(config)
 
         def on_result(results):
-            print(eval_util.format_markdown(results), flush=True)
+            print(eval_reports.format_markdown(results), flush=True)
 
         evaluator.run(config, args.eval_dir, checkpoint_dir=args.checkpoint_dir,
                       run_once=args.run_once, checkpoint_path=args.checkpoint_path,
                       on_result=on_result)
     except config_util.ConfigError as e:
         return config_error("aster-eval", e)
-    except (ValueError, eval_util.CheckpointUnavailableError) as e:
+    except (ValueError, checkpoints.CheckpointUnavailableError) as e:
         print(f"aster-eval: {e}", file=sys.stderr)
         return 1
     return 0

@@ -1,150 +1,55 @@
-"""Evaluation helpers without TensorFlow: checkpoint discovery, the checkpoint loop, names, reports.
+"""Evaluation settings read from the pipeline config: dataset names, character set, decoding.
 
-Checkpoints are the files a tf.train.Saver writes, `<prefix>-<step>.index` plus its data shards
-`<prefix>-<step>.data-NNNNN-of-MMMMM`. A checkpoint counts as present only when its index and all
-of its data shards exist (the Saver writes the index last, so a half-written one is never picked).
+    names = dataset_names([input_path(r) for r in config.eval_input_reader],
+                          config.eval_config.dataset_name)
+    charset = model_charset(config.model)        # what protocol 0 (auto) resolves against
+    decoding_settings(config.model)              # what the reports say about decoding
+    final_step(config, checkpoint_dir)           # where the evaluation loop stops
 
-The loop (`checkpoint_loop`) evaluates every checkpoint that appears, in step order. Unlike
-tf.train.checkpoints_iterator, which jumps to the newest checkpoint, it works through the backlog
-one step at a time, so a checkpoint still on disk when its turn comes is always evaluated. A
-checkpoint that disappears before its turn (the Saver's max_to_keep) or while it is being
-evaluated is logged and skipped.
+Checkpoint discovery and the polling loop live in aster/utils/checkpoints.py, the reports in
+aster/eval_reports.py.
 """
 
-import dataclasses
-import glob
-import json
 import logging
 import os
 import re
-import time
-
-from aster.utils import recognition_evaluation
 
 logger = logging.getLogger(__name__)
 
-_INDEX_RE = re.compile(r"^(?P<prefix>.+)-(?P<step>\d+)\.index$")
-_SHARD_RE = re.compile(r"\.data-(\d+)-of-(\d+)$")
+# The field of each reader type that says where its data is (what a dataset is named after).
+_PATH_FIELDS = {"tf_record_input_reader": "input_path", "lmdb_input_reader": "path"}
 
 
-class CheckpointUnavailableError(RuntimeError):
-    """The checkpoint vanished or cannot be read any more (deleted or truncated while in use)."""
+def input_path(reader_config):
+    """The reader's data path (TFRecord files, LMDB directories); "" for a reader without one."""
+    kind = reader_config.WhichOneof("input_reader")
+    if kind not in _PATH_FIELDS:
+        return ""
+    return getattr(getattr(reader_config, kind), _PATH_FIELDS[kind])
 
 
-@dataclasses.dataclass(frozen=True, order=True)
-class Checkpoint:
-    """A checkpoint on disk: its global step and path prefix (what Saver.restore takes)."""
-
-    step: int
-    path: str
-
-
-def checkpoint_step(path):
-    """The global step in a checkpoint path such as `dir/model.ckpt-1200` (or its .index file).
+def model_charset(model_config):
+    """The characters the model can output: those of its decoded predictors' label maps, in
+    order, each once; None when the model config has no such predictor.
 
     Raises:
-      ValueError: the name does not end in -<step>.
+      ValueError: a character set that cannot be read (named by its field path).
     """
-    name = os.path.basename(path)
-    if name.endswith(".index"):
-        name = name[: -len(".index")]
-    match = re.search(r"-(\d+)$", name)
-    if not match:
-        raise ValueError(f"checkpoint path {path!r} does not end in -<global step>")
-    return int(match.group(1))
+    from aster.builders import character_set_builder
 
-
-def checkpoint_exists(path):
-    """True when the index and every data shard of checkpoint prefix `path` exist."""
-    if not os.path.isfile(path + ".index"):
-        return False
-    shards = glob.glob(glob.escape(path) + ".data-*-of-*")
-    if not shards:
-        return False
-    match = _SHARD_RE.search(shards[0])
-    if not match:
-        return False
-    total = int(match.group(2))
-    for i in range(total):
-        if not os.path.isfile(f"{path}.data-{i:05d}-of-{total:05d}"):
-            return False
-    return True
-
-
-def list_checkpoints(checkpoint_dir):
-    """Complete checkpoints directly in `checkpoint_dir`, sorted by step (then path).
-
-    Temporary `*_temp` folders of a Saver in the middle of a write are not looked into.
-    """
-    found = []
-    for index in glob.glob(os.path.join(glob.escape(checkpoint_dir), "*.index")):
-        match = _INDEX_RE.match(os.path.basename(index))
-        if not match:
+    which = model_config.WhichOneof("model_oneof")
+    if which is None:
+        return None
+    chars = {}
+    for i, predictor in enumerate(getattr(model_config, which).predictor):
+        kind = predictor.WhichOneof("predictor_oneof")
+        if kind is None or predictor.auxiliary or not getattr(predictor, kind).HasField(
+                "label_map"):
             continue
-        path = index[: -len(".index")]
-        if checkpoint_exists(path):
-            found.append(Checkpoint(int(match.group("step")), path))
-    return sorted(found)
-
-
-def newest_checkpoint(checkpoint_dir):
-    """The complete checkpoint with the highest step, or None."""
-    checkpoints = list_checkpoints(checkpoint_dir)
-    return checkpoints[-1] if checkpoints else None
-
-
-def checkpoint_loop(checkpoint_dir, evaluate_fn, poll_secs=300.0, max_evals=0, timeout_secs=0.0,
-                    final_step=0, sleep=time.sleep, clock=time.monotonic):
-    """Evaluates checkpoints of `checkpoint_dir` in step order as they appear.
-
-    Args:
-      checkpoint_dir: where training writes checkpoints.
-      evaluate_fn: called with a Checkpoint; may raise CheckpointUnavailableError (logged, the
-        loop moves on). Any other exception propagates.
-      poll_secs: seconds to wait before looking again when nothing new is there.
-      max_evals: stop after this many successful evaluations; 0 = no limit.
-      timeout_secs: stop when no new checkpoint appeared for this long; 0 = wait forever.
-      final_step: stop after evaluating a checkpoint whose step is >= this; 0 = never.
-      sleep, clock: injectable for tests.
-
-    Returns:
-      The list of Checkpoints evaluated, in order.
-    """
-    evaluated, seen = [], {}
-    last_step = -1
-    last_new = clock()
-    while True:
-        for ckpt in list_checkpoints(checkpoint_dir):
-            if ckpt.step > last_step and ckpt.path not in seen:
-                seen[ckpt.path] = ckpt
-                last_new = clock()
-        pending = sorted(c for c in seen.values() if c.step > last_step)
-        if not pending:
-            if timeout_secs and clock() - last_new >= timeout_secs:
-                logger.info("no new checkpoint in %s for %.0f s; stopping", checkpoint_dir,
-                            timeout_secs)
-                return evaluated
-            sleep(poll_secs)
-            continue
-        ckpt = pending[0]
-        last_step = ckpt.step
-        if not checkpoint_exists(ckpt.path):
-            logger.warning("checkpoint %s was deleted before its turn; skipping it", ckpt.path)
-            continue
-        try:
-            evaluate_fn(ckpt)
-        except CheckpointUnavailableError as e:
-            logger.warning("checkpoint %s became unavailable during evaluation (%s); skipping it",
-                           ckpt.path, e)
-            continue
-        evaluated.append(ckpt)
-        if max_evals and len(evaluated) >= max_evals:
-            logger.info("evaluated %d checkpoints (eval_config.max_evals); stopping", max_evals)
-            return evaluated
-        if final_step and ckpt.step >= final_step:
-            logger.info("evaluated the final checkpoint (step %d >= num_steps %d); stopping",
-                        ckpt.step, final_step)
-            return evaluated
+        path = f"model.{which}.predictor[{i}].{kind}.label_map.character_set"
+        chars.update(dict.fromkeys(character_set_builder.build(
+            getattr(predictor, kind).label_map.character_set, path)))
+    return list(chars) or None
 
 
 def dataset_names(input_paths, configured_names=()):
@@ -204,151 +109,14 @@ def decoding_settings(model_config):
     return settings
 
 
-# --------------------------------------------------------------------------- reports
+def final_step(pipeline_config, checkpoint_dir):
+    """train_config.num_steps of the training run (its pipeline.config when present)."""
+    from aster.utils import config_util
 
-
-PROTOCOL_NAMES = recognition_evaluation.PROTOCOL_NAMES
-
-
-def _fmt_ratio(value):
-    return "n/a" if value is None else f"{100.0 * value:.2f}%"
-
-
-def _fmt_dropped(dropped):
-    if not dropped:
-        return "0"
-    total = sum(dropped.values())
-    details = ", ".join(f"{k} {v}" for k, v in sorted(dropped.items()) if v)
-    return f"{total} ({details})" if details else str(total)
-
-
-def _fmt_decoding(decoding):
-    parts = []
-    for d in decoding:
-        settings = ", ".join(f"{k} {v}" for k, v in d.items() if k not in ("predictor", "type"))
-        parts.append(f"{d.get('predictor')} ({d.get('type')}: {settings})")
-    return "; ".join(parts) or "n/a"
-
-
-def _fmt_gain(value):
-    return "n/a" if value is None else f"{100.0 * value:+.2f} pp"
-
-
-def _fmt_displacement(rectifier):
-    mean, worst = rectifier.get("mean_displacement_px"), rectifier.get("max_displacement_px")
-    if mean is None:
-        return "n/a"
-    return f"{mean:.2f}" if worst is None else f"{mean:.2f} (max {worst:.2f})"
-
-
-def format_markdown(results):
-    """A Markdown report of one checkpoint's results (see write_reports for the dict).
-
-    The table has a control-point displacement column when some dataset has "rectifier", and
-    identity-rectification accuracy and gain columns when some dataset has
-    "identity_rectification"; a dataset without the value shows "-".
-    """
-    protocol = results.get("protocol")
-    datasets = results["datasets"]
-    show_identity = any(d.get("identity_rectification") is not None for d in datasets)
-    show_displacement = any(d.get("rectifier") is not None for d in datasets)
-    extra_header = (" identity-rect. accuracy | rectification gain |" if show_identity else "") \
-        + (" control-point displacement (px) |" if show_displacement else "")
-    extra_rule = "---:|---:|" * show_identity + "---:|" * show_displacement
-    lines = [
-        f"# Evaluation of {os.path.basename(results['checkpoint'])}",
-        "",
-        f"- checkpoint: `{results['checkpoint']}`",
-        f"- step: {results['step']}",
-        f"- protocol: {protocol} "
-        f"({results.get('protocol_name') or PROTOCOL_NAMES.get(protocol, '?')})",
-        f"- weights: {'moving averages' if results.get('use_moving_averages') else 'raw'}",
-        f"- decoding: {_fmt_decoding(results.get('decoding', []))}",
-        f"- evaluated at: {results.get('evaluated_at', '')}",
-        "",
-        "| dataset | size | accuracy | 1 - NED | lexicon accuracy |" + extra_header
-        + " empty ground truth | dropped/corrupt | images/s |",
-        "|---|---:|---:|---:|---:|" + extra_rule + "---:|---:|---:|",
-    ]
-    for d in datasets:
-        lexicon = _fmt_ratio(d.get("lexicon_accuracy"))
-        if d.get("num_with_lexicon"):
-            lexicon += f" (of {d['num_with_lexicon']})"
-        extra = ""
-        if show_identity:
-            identity = d.get("identity_rectification")
-            extra += (" - | - |" if identity is None else
-                      f" {_fmt_ratio(identity.get('accuracy'))} "
-                      f"| {_fmt_gain(d.get('rectification_gain'))} |")
-        if show_displacement:
-            rectifier = d.get("rectifier")
-            extra += " - |" if rectifier is None else f" {_fmt_displacement(rectifier)} |"
-        lines.append(
-            f"| {d['name']} | {d['size']} | {_fmt_ratio(d.get('accuracy'))} "
-            f"| {_fmt_ratio(d.get('one_minus_ned'))} | {lexicon} |{extra}"
-            f" {d.get('num_empty_groundtruth', 0)} | {_fmt_dropped(d.get('dropped'))} "
-            f"| {d.get('images_per_sec', 0.0):.1f} |"
-        )
-    lines.append("")
-    lines.append("images/s: steady-state throughput after the first batch (which pays the "
-                 "one-time graph warm-up); dropped/corrupt: records skipped by the input reader.")
-    if show_identity:
-        lines.append("identity-rect. accuracy: the same images decoded with the rectifier forced "
-                     "to the identity (control points at the TPS target pattern, a plain "
-                     "resize); rectification gain: accuracy minus it, in percentage points.")
-    if show_displacement:
-        lines.append("control-point displacement: distance of the predicted control points "
-                     "from the rectifier's initial ones in pixels of the model input, mean over "
-                     "the points, then over the images (max: the per-image maximum, averaged); "
-                     "about 0 means the rectifier has not moved from its initialisation.")
-    lines.append("")
-    others = [p for p in recognition_evaluation.PROTOCOLS if p != protocol]
-    if datasets and others:
-        lines.append("Other protocols (accuracy / 1 - NED): " + "; ".join(
-            f"{d['name']}: " + ", ".join(
-                f"{p}: {_fmt_ratio(d['protocols'][str(p)]['accuracy'])} / "
-                f"{_fmt_ratio(d['protocols'][str(p)]['one_minus_ned'])}"
-                for p in others if str(p) in d.get("protocols", {})
-            )
-            for d in results["datasets"]
-        ))
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _write_atomic(path, text):
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
-def write_reports(results, eval_dir):
-    """Writes results.json and results.md for one checkpoint.
-
-    Both go to `eval_dir/step-<step>/` (kept per checkpoint) and to `eval_dir/` (the newest
-    evaluation, overwritten), each written atomically.
-
-    Args:
-      results: dict with checkpoint, step, protocol (the resolved one: 36, 62, 94 or 1),
-        protocol_name (optional, its description), use_moving_averages, decoding (list of
-        dicts), evaluated_at, and datasets: a list of dicts with name, size, accuracy,
-        one_minus_ned, lexicon_accuracy, num_with_lexicon, num_empty_groundtruth, dropped
-        (dict reason -> count), images_per_sec (after the first batch), protocols
-        ({"36": {...}, ..., "1": {...} when the model's character set is known}); optionally
-        rectifier ({"mean_displacement", "mean_displacement_px", "max_displacement",
-        "max_displacement_px", "num_control_points"}), identity_rectification ({"accuracy",
-        "one_minus_ned", "num_correct"}) and rectification_gain (see evaluator).
-      eval_dir: the evaluation folder.
-
-    Returns:
-      The per-checkpoint folder.
-    """
-    step_dir = os.path.join(eval_dir, f"step-{results['step']}")
-    os.makedirs(step_dir, exist_ok=True)
-    text_json = json.dumps(results, indent=2, sort_keys=True) + "\n"
-    text_md = format_markdown(results)
-    for folder in (step_dir, eval_dir):
-        _write_atomic(os.path.join(folder, "results.json"), text_json)
-        _write_atomic(os.path.join(folder, "results.md"), text_md)
-    return step_dir
+    path = os.path.join(checkpoint_dir, config_util.PIPELINE_FILENAME)
+    if os.path.isfile(path):
+        try:
+            return config_util.load_pipeline_config(path).train_config.num_steps
+        except ValueError as e:
+            logger.warning("cannot read %s (%s); using this config's num_steps", path, e)
+    return pipeline_config.train_config.num_steps

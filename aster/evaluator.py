@@ -6,19 +6,16 @@
 
 For each checkpoint and each dataset a fresh graph is built: the one-epoch eval input
 (input_reader_builder.build_eval_batches), the model in inference mode
-(model_builder.build(model, is_training=False)), and a Saver over the model's variables (their
-exponential moving averages when eval_config.use_moving_averages). Outputs (see eval_util):
-
-    eval_dir/<dataset>/events.*                  scalar summaries and the example sheet
-    eval_dir/<dataset>/examples-<step>.png       the example sheet
-    eval_dir/step-<step>/results.{json,md}       the report of that checkpoint
-    eval_dir/step-<step>/predictions-<dataset>.tsv
-    eval_dir/results.{json,md}                   the newest report
+(inference.build_inference_graph), and a Saver over the model's variables (their exponential
+moving averages when eval_config.use_moving_averages; utils/checkpoints.make_saver). The
+outputs (results.{json,md} per checkpoint and newest, predictions, summaries, the example sheet)
+are described in aster/eval_reports.py.
 
 Protocol: eval_config.protocol, with 0 (auto) resolved by recognition_evaluation.resolve_protocol
-against the model's character set (model_charset: the characters of its decoded predictors' label
-maps): 36 for an ASCII set, else 1, the character-set protocol. results.json's "protocol" is the
-resolved one; "protocols" carries 36, 62, 94 and (when the model config has label maps) 1.
+against the model's character set (eval_util.model_charset: the characters of its decoded
+predictors' label maps): 36 for an ASCII set, else 1, the character-set protocol. results.json's
+"protocol" is the resolved one; "protocols" carries 36, 62, 94 and (when the model config has
+label maps) 1.
 
 Datasets are named by eval_config.dataset_name, else after their reader's path (TFRecord
 input_path, LMDB path); see eval_util.dataset_names.
@@ -30,7 +27,6 @@ with eval_config.compare_identity_rectification also "identity_rectification" ({
 accuracy).
 """
 
-import csv
 import datetime
 import logging
 import os
@@ -38,62 +34,19 @@ import time
 
 import numpy as np
 
-from aster import eval_util
+from aster import eval_reports, eval_util, inference
 from aster.core.standard_fields import InputDataFields as Fields
 from aster.core.standard_fields import PredictionFields
 from aster.tf_setup import tf
-from aster.utils import config_checks, recognition_evaluation, rectifier_eval, visualization
+from aster.utils import checkpoints, config_checks, recognition_evaluation, rectifier_eval
 
 logger = logging.getLogger(__name__)
-
-
-def default_model_fn(model_config):
-    """The model of `model_config` in inference mode (model_builder.build)."""
-    from aster.builders import model_builder
-
-    return model_builder.build(model_config, is_training=False)
 
 
 def _default_batches_fn(input_reader_config, eval_config, batch_size):
     from aster.builders import input_reader_builder
 
     return input_reader_builder.build_eval_batches(input_reader_config, eval_config, batch_size)
-
-
-# The field of each reader type that says where its data is (what a dataset is named after).
-_PATH_FIELDS = {"tf_record_input_reader": "input_path", "lmdb_input_reader": "path"}
-
-
-def _input_path(reader_config):
-    """The reader's data path (TFRecord files, LMDB directories); "" for a reader without one."""
-    kind = reader_config.WhichOneof("input_reader")
-    if kind not in _PATH_FIELDS:
-        return ""
-    return getattr(getattr(reader_config, kind), _PATH_FIELDS[kind])
-
-
-def model_charset(model_config):
-    """The characters the model can output: those of its decoded predictors' label maps, in
-    order, each once; None when the model config has no such predictor.
-
-    Raises:
-      ValueError: a character set that cannot be read (named by its field path).
-    """
-    from aster.builders import character_set_builder
-
-    which = model_config.WhichOneof("model_oneof")
-    if which is None:
-        return None
-    chars = {}
-    for i, predictor in enumerate(getattr(model_config, which).predictor):
-        kind = predictor.WhichOneof("predictor_oneof")
-        if kind is None or predictor.auxiliary or not getattr(predictor, kind).HasField(
-                "label_map"):
-            continue
-        path = f"model.{which}.predictor[{i}].{kind}.label_map.character_set"
-        chars.update(dict.fromkeys(character_set_builder.build(
-            getattr(predictor, kind).label_map.character_set, path)))
-    return list(chars) or None
 
 
 def _check_config(pipeline_config):
@@ -111,7 +64,8 @@ class Evaluator:
         """Args:
           pipeline_config: pipeline_pb2.TrainEvalPipelineConfig.
           eval_dir: output folder (created).
-          model_fn: () -> RecognitionModel in inference mode; default model_builder.build.
+          model_fn: () -> RecognitionModel in inference mode; default
+            inference.default_model_fn.
           batches_fn: (input_reader_config, eval_config, batch_size) -> (batch dict,
             drop_counts dict of int64 scalars cumulative up to each batch, fetched with it);
             default input_reader_builder.build_eval_batches.
@@ -122,14 +76,14 @@ class Evaluator:
         _check_config(pipeline_config)
         self._config = pipeline_config
         self._eval_config = pipeline_config.eval_config
-        self._charset = model_charset(pipeline_config.model)
+        self._charset = eval_util.model_charset(pipeline_config.model)
         self._protocol = recognition_evaluation.resolve_protocol(self._eval_config.protocol,
                                                                  self._charset)
         self._eval_dir = eval_dir
-        self._model_fn = model_fn or (lambda: default_model_fn(pipeline_config.model))
+        self._model_fn = model_fn
         self._batches_fn = batches_fn or _default_batches_fn
         readers = list(pipeline_config.eval_input_reader)
-        paths = [_input_path(r) for r in readers]
+        paths = [eval_util.input_path(r) for r in readers]
         names = eval_util.dataset_names(paths, list(self._eval_config.dataset_name))
         self._datasets = list(zip(names, readers, paths, strict=True))
         self._warned_no_rectifier = False
@@ -152,13 +106,13 @@ class Evaluator:
         """Evaluates one checkpoint on every dataset and writes the reports.
 
         Returns:
-          The results dict (see eval_util.write_reports).
+          The results dict (see eval_reports.write_reports).
 
         Raises:
-          eval_util.CheckpointUnavailableError: the checkpoint vanished or cannot be read.
+          checkpoints.CheckpointUnavailableError: the checkpoint vanished or cannot be read.
           ValueError: the checkpoint does not hold the model's variables.
         """
-        step = eval_util.checkpoint_step(checkpoint_path)
+        step = checkpoints.checkpoint_step(checkpoint_path)
         results = {
             "checkpoint": checkpoint_path,
             "step": step,
@@ -177,7 +131,7 @@ class Evaluator:
             dataset = self._evaluate_dataset(name, reader, checkpoint_path, step, step_dir)
             dataset["input_path"] = path
             results["datasets"].append(dataset)
-        eval_util.write_reports(results, self._eval_dir)
+        eval_reports.write_reports(results, self._eval_dir)
         return results
 
     # ------------------------------------------------------------------------ one dataset
@@ -189,76 +143,48 @@ class Evaluator:
             fetches, saver, init_op = self._build_graph(reader, checkpoint_path)
             with tf.Session(self._eval_config.eval_master, graph=graph) as sess:
                 sess.run(init_op)
-                restore(sess, saver, checkpoint_path)
+                checkpoints.restore(sess, saver, checkpoint_path)
                 epoch = self._run_epoch(sess, fetches)
             if self._eval_config.save_graph:
                 tf.summary.FileWriter(dataset_dir, graph=graph).close()
-        evaluations, dropped = epoch["evaluations"], epoch["dropped"]
-        primary = evaluations[self._protocol].result()
-        result = {
-            "name": name,
-            "size": primary["num_examples"],
-            **{k: v for k, v in primary.items() if k not in ("num_examples", "protocol")},
-            "protocols": {
-                str(p): {k: e.result()[k] for k in ("accuracy", "one_minus_ned",
-                                                     "lexicon_accuracy")}
-                for p, e in evaluations.items()
-            },
-            "dropped": dropped,
-            "num_dropped": int(sum(dropped.values())),
-            "seconds": epoch["seconds"],
-            "first_batch_seconds": epoch["first_batch_seconds"],
-            "images_per_sec": epoch["images_per_sec"],
-            "batch_size": self._eval_config.batch_size,
-            "ignore_groundtruth": self._eval_config.ignore_groundtruth,
-        }
-        if epoch["rectifier"] is not None:
-            result["rectifier"] = epoch["rectifier"]
-        if epoch["identity"] is not None:
-            identity = epoch["identity"].result()
-            result["identity_rectification"] = {
-                k: identity[k] for k in ("accuracy", "one_minus_ned", "num_correct")}
-            result["rectification_gain"] = (
-                None if result["accuracy"] is None or identity["accuracy"] is None
-                else result["accuracy"] - identity["accuracy"])
-        sheet_path = os.path.join(dataset_dir, f"examples-{step}.png")
+        result = eval_reports.dataset_result(name, epoch, self._protocol, self._eval_config)
         result["examples_shown"] = [v["index"] for v in epoch["visuals"]]
-        sheet = visualization.make_example_sheet(
-            epoch["visuals"], title=f"{name}  step {step}  protocol {self._protocol}")
-        png = visualization.to_png_bytes(sheet)
-        with open(sheet_path, "wb") as f:
-            f.write(png)
-        result["examples_sheet"] = sheet_path
-        result["predictions"] = _write_predictions(
+        result["examples_sheet"] = os.path.join(dataset_dir, f"examples-{step}.png")
+        png = eval_reports.write_example_sheet(
+            epoch["visuals"], result["examples_sheet"],
+            title=f"{name}  step {step}  protocol {self._protocol}")
+        result["predictions"] = eval_reports.write_predictions(
             os.path.join(step_dir, f"predictions-{name}.tsv"),
-            evaluations[self._protocol].examples)
-        _write_summaries(dataset_dir, step, result, png)
+            epoch["evaluations"][self._protocol].examples)
+        eval_reports.write_summaries(dataset_dir, step, result, png)
         if self._eval_config.eval_with_lexicon and not result["num_with_lexicon"]:
             logger.warning("eval_config.eval_with_lexicon is set but no record of %s carries a "
                            "lexicon", name)
         return result
 
+    def _identity_text(self, graph):
+        """The identity-rectification texts when asked for and possible, else None."""
+        if not self._eval_config.compare_identity_rectification:
+            return None
+        if rectifier_eval.spatial_transformer(graph.model) is None:
+            if not self._warned_no_rectifier:
+                logger.warning("eval_config.compare_identity_rectification is set but the "
+                               "model has no spatial transformer; skipping the comparison")
+                self._warned_no_rectifier = True
+            return None
+        return rectifier_eval.identity_rectification_text(graph.model, graph.images)
+
     def _build_graph(self, reader, checkpoint_path):
         """Builds input, model and restore ops in the current graph."""
         batch, drop_counts = self._batches_fn(reader, self._eval_config,
                                               self._eval_config.batch_size)
-        before = set(tf.global_variables())
-        model = self._model_fn()
-        images = model.preprocess(batch[Fields.image])
-        predictions = model.postprocess(model.predict(images))
-        model_vars = [v for v in tf.global_variables() if v not in before]
-        stn = rectifier_eval.spatial_transformer(model)
-        identity_text = None
-        if self._eval_config.compare_identity_rectification:
-            if stn is None:
-                if not self._warned_no_rectifier:
-                    logger.warning("eval_config.compare_identity_rectification is set but the "
-                                   "model has no spatial transformer; skipping the comparison")
-                    self._warned_no_rectifier = True
-            else:
-                identity_text = rectifier_eval.identity_rectification_text(model, images)
-        saver = make_saver(model_vars, checkpoint_path, self._eval_config.use_moving_averages)
-        others = [v for v in tf.global_variables() if v not in set(model_vars)]
+        graph = inference.build_inference_graph(self._config.model, batch[Fields.image],
+                                                self._model_fn)
+        predictions, stn = graph.predictions, rectifier_eval.spatial_transformer(graph.model)
+        identity_text = self._identity_text(graph)
+        saver = checkpoints.make_saver(graph.variables, checkpoint_path,
+                                       self._eval_config.use_moving_averages)
+        others = [v for v in tf.global_variables() if v not in set(graph.variables)]
         init_op = tf.group(tf.variables_initializer(others), tf.local_variables_initializer(),
                            tf.tables_initializer())
         light = {
@@ -273,7 +199,7 @@ class Evaluator:
         if stn is not None:
             light["rectifier"] = rectifier_eval.control_point_displacement(
                 predictions[PredictionFields.control_points], stn.init_control_points,
-                tf.shape(images)[1], tf.shape(images)[2])
+                tf.shape(graph.images)[1], tf.shape(graph.images)[2])
         if identity_text is not None:
             light["identity_text"] = identity_text
         heavy = dict(light, image=batch[Fields.image])
@@ -295,7 +221,8 @@ class Evaluator:
         identity = (self._evaluation(self._protocol)
                     if "identity_text" in fetches["light"] else None)
         displacement = {k: 0.0 for k in fetches["light"].get("rectifier", {})}
-        collector = _VisualCollector(config.num_visualizations, config.only_visualize_incorrect)
+        collector = eval_reports.ExampleCollector(config.num_visualizations,
+                                                  config.only_visualize_incorrect)
         count, dropped = 0, {k: 0 for k in fetches["light"]["dropped"]}
         start = time.perf_counter()
         warm = None  # (time, images) after the first batch, which pays the one-time warm-up
@@ -341,169 +268,7 @@ def _throughput(start, warm, end, count):
     return count / (end - start) if end > start else 0.0
 
 
-class _VisualCollector:
-    """Keeps the images of the first examples, and of the first wrong ones when asked."""
-
-    def __init__(self, num, incorrect_first):
-        self._num = num
-        self._incorrect_first = incorrect_first
-        self._first, self._wrong = [], []
-
-    @property
-    def wants_more(self):
-        if len(self._first) < self._num:
-            return True
-        return self._incorrect_first and len(self._wrong) < self._num
-
-    def add(self, out, examples):
-        if "image" not in out:
-            return
-        for i, example in enumerate(examples):
-            visual = {
-                "index": example.index, "filename": example.filename,
-                "prediction": example.prediction, "groundtruth": example.groundtruth,
-                "correct": example.correct, "score": example.score, "image": out["image"][i],
-                "control_points": _get(out, PredictionFields.control_points, i),
-                "rectified_image": _get(out, PredictionFields.rectified_images, i),
-            }
-            if len(self._first) < self._num:
-                self._first.append(visual)
-            if example.correct is False and len(self._wrong) < self._num:
-                self._wrong.append(visual)
-
-    def select(self):
-        merged = {v["index"]: v for v in self._wrong + self._first}
-        ordered = [merged[k] for k in sorted(merged)]
-        return visualization.select_examples(ordered, self._num, self._incorrect_first)
-
-
-def _get(out, key, i):
-    return out[key][i] if key in out else None
-
-
-# --------------------------------------------------------------------------- restore
-
-
-def make_saver(model_vars, checkpoint_path, use_moving_averages):
-    """A Saver restoring `model_vars` (or their moving averages) from `checkpoint_path`.
-
-    With use_moving_averages each trainable variable is restored from its
-    ExponentialMovingAverage shadow (`<name>/ExponentialMovingAverage`); non-trainable ones
-    (batch-norm statistics) from themselves. Returns None when there is nothing to restore.
-
-    Raises:
-      eval_util.CheckpointUnavailableError: the checkpoint cannot be read.
-      ValueError: variables missing from the checkpoint, or no moving averages in it.
-    """
-    try:
-        reader = tf.train.NewCheckpointReader(checkpoint_path)
-    except (tf.errors.NotFoundError, tf.errors.DataLossError, tf.errors.OpError) as e:
-        raise eval_util.CheckpointUnavailableError(f"{checkpoint_path}: {e.message}") from e
-    stored = set(reader.get_variable_to_shape_map())
-    var_list = {v.op.name: v for v in model_vars}
-    if use_moving_averages:
-        ema = tf.train.ExponentialMovingAverage(0.0)
-        averaged = {v.op.name: ema.average_name(v) for v in model_vars if v.trainable}
-        if averaged and not any(name in stored for name in averaged.values()):
-            raise ValueError(
-                f"eval_config.use_moving_averages is true but checkpoint {checkpoint_path} has no "
-                "moving averages (train with train_config.optimizer.use_moving_average: true, or "
-                "set eval_config.use_moving_averages: false)")
-        var_list = {}
-        for v in model_vars:
-            name = averaged.get(v.op.name, v.op.name)
-            if name not in stored:
-                logger.warning("no moving average %s in the checkpoint; using %s", name, v.op.name)
-                name = v.op.name
-            var_list[name] = v
-    missing = sorted(name for name in var_list if name not in stored)
-    if missing:
-        raise ValueError(
-            f"checkpoint {checkpoint_path} lacks {len(missing)} of the model's "
-            f"{len(var_list)} variables (does the model config match the training run?): "
-            f"{missing[:5]}")
-    if not var_list:
-        return None
-    return tf.train.Saver(var_list=var_list, save_relative_paths=True)
-
-
-def restore(sess, saver, checkpoint_path):
-    """Restores `saver` (from make_saver; None restores nothing) into `sess`.
-
-    Raises:
-      eval_util.CheckpointUnavailableError: the checkpoint vanished or is truncated.
-    """
-    if saver is None:
-        return
-    try:
-        saver.restore(sess, checkpoint_path)
-    except (tf.errors.NotFoundError, tf.errors.DataLossError) as e:
-        raise eval_util.CheckpointUnavailableError(f"{checkpoint_path}: {e.message}") from e
-    except ValueError as e:
-        if eval_util.checkpoint_exists(checkpoint_path):
-            raise
-        raise eval_util.CheckpointUnavailableError(f"{checkpoint_path}: {e}") from e
-
-
-# --------------------------------------------------------------------------- outputs
-
-
-def _write_predictions(path, examples):
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        writer = csv.writer(f, delimiter="\t", lineterminator="\n")
-        writer.writerow(["index", "filename", "groundtruth", "prediction", "score", "correct",
-                         "lexicon_prediction"])
-        for e in examples:
-            writer.writerow([e.index, e.filename, e.groundtruth, e.prediction,
-                             "" if e.score is None else f"{e.score:.6f}",
-                             "" if e.correct is None else int(e.correct),
-                             e.lexicon_prediction or ""])
-    return path
-
-
-def _write_summaries(dataset_dir, step, result, sheet_png):
-    values = [
-        tf.Summary.Value(tag=f"eval/{key}", simple_value=float(result[key]))
-        for key in ("accuracy", "one_minus_ned", "lexicon_accuracy", "images_per_sec",
-                    "num_empty_groundtruth", "num_dropped")
-        if result.get(key) is not None
-    ]
-    extra = {
-        "rectifier/mean_displacement_px": (result.get("rectifier") or {}).get(
-            "mean_displacement_px"),
-        "rectifier/max_displacement_px": (result.get("rectifier") or {}).get(
-            "max_displacement_px"),
-        "identity_rectification/accuracy": (result.get("identity_rectification") or {}).get(
-            "accuracy"),
-        "rectification_gain": result.get("rectification_gain"),
-    }
-    values += [tf.Summary.Value(tag=f"eval/{k}", simple_value=float(v))
-               for k, v in extra.items() if v is not None]
-    values += [tf.Summary.Value(tag=f"eval/dropped_{k}", simple_value=float(v))
-               for k, v in result["dropped"].items()]
-    height, width = visualization.png_size(sheet_png)
-    image = tf.Summary.Image(encoded_image_string=sheet_png, height=height, width=width,
-                             colorspace=3)
-    values.append(tf.Summary.Value(tag="eval/examples", image=image))
-    writer = tf.summary.FileWriter(dataset_dir)
-    writer.add_summary(tf.Summary(value=values), step)
-    writer.close()
-
-
 # --------------------------------------------------------------------------- the loop
-
-
-def _final_step(pipeline_config, checkpoint_dir):
-    """train_config.num_steps of the training run (its pipeline.config when present)."""
-    from aster.utils import config_util
-
-    path = os.path.join(checkpoint_dir, config_util.PIPELINE_FILENAME)
-    if os.path.isfile(path):
-        try:
-            return config_util.load_pipeline_config(path).train_config.num_steps
-        except ValueError as e:
-            logger.warning("cannot read %s (%s); using this config's num_steps", path, e)
-    return pipeline_config.train_config.num_steps
 
 
 def run(pipeline_config, eval_dir, checkpoint_dir=None, run_once=False, checkpoint_path=None,
@@ -521,7 +286,7 @@ def run(pipeline_config, eval_dir, checkpoint_dir=None, run_once=False, checkpoi
       on_result: called with each checkpoint's results dict as soon as it is written.
       sleep: injectable for tests.
 
-    Otherwise the loop (eval_util.checkpoint_loop) polls every eval_config.eval_interval_secs
+    Otherwise the loop (checkpoints.checkpoint_loop) polls every eval_config.eval_interval_secs
     (0 means 1 s) and stops after eval_config.max_evals evaluations, after eval_timeout_secs
     without a new checkpoint, or after the final step (eval_config.stop_at_final_step).
 
@@ -542,22 +307,19 @@ def run(pipeline_config, eval_dir, checkpoint_dir=None, run_once=False, checkpoi
             on_result(result)
 
     if checkpoint_path:
-        if not eval_util.checkpoint_exists(checkpoint_path):
-            raise ValueError(f"--checkpoint_path {checkpoint_path!r}: no complete checkpoint there "
-                             "(expected its .index and .data-* files)")
-        evaluate(checkpoint_path)
+        evaluate(checkpoints.require_checkpoint(checkpoint_path))
         return results
     if not checkpoint_dir:
         raise ValueError("--checkpoint_dir is required unless --checkpoint_path is given")
     if run_once or eval_config.ignore_groundtruth:
-        newest = eval_util.newest_checkpoint(checkpoint_dir)
+        newest = checkpoints.newest_checkpoint(checkpoint_dir)
         if newest is None:
             raise ValueError(f"--checkpoint_dir {checkpoint_dir!r}: no complete checkpoint found")
         evaluate(newest.path)
         return results
-    final_step = _final_step(pipeline_config, checkpoint_dir) if eval_config.stop_at_final_step \
-        else 0
-    eval_util.checkpoint_loop(
+    final_step = eval_util.final_step(pipeline_config, checkpoint_dir) \
+        if eval_config.stop_at_final_step else 0
+    checkpoints.checkpoint_loop(
         checkpoint_dir, lambda ckpt: evaluate(ckpt.path),
         poll_secs=eval_config.eval_interval_secs or 1.0, max_evals=eval_config.max_evals,
         timeout_secs=eval_config.eval_timeout_secs, final_step=final_step, sleep=sleep)

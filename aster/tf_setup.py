@@ -12,10 +12,18 @@ stops working on a future TensorFlow.
 import os
 import sys
 
+from aster.utils import cli_logging  # imports no TensorFlow
+
 # Must precede the first TensorFlow import anywhere in the process (aster/__init__ sets it too).
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
-import tensorflow as _tf2  # noqa: E402
+# TensorFlow's C++ start-up lines (absl's notice, the CUDA probe) ignore TF_CPP_MIN_LOG_LEVEL:
+# they are held back here and shown by the commands' --verbose (aster/utils/cli_logging.py). The
+# GPU probe runs now, inside the block, because a failed cuInit is logged at the first one.
+with cli_logging.quiet_native_stderr():
+    import tensorflow as _tf2
+
+    _tf2.config.list_physical_devices("GPU")
 
 tf = _tf2.compat.v1
 tf.disable_eager_execution()

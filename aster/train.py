@@ -8,230 +8,41 @@ Rerunning the same command resumes from the newest checkpoint in --train_dir.
 Distributed (TensorFlow's ps/worker runtime): set TF_CONFIG in each process, e.g.
     {"cluster": {"ps": ["host:2222"], "worker": ["host:2223", "host:2224"]},
      "task": {"type": "worker", "index": 0}}
-The chief is the "chief" (or "master") task when the cluster has one, else worker 0; it
-initializes, writes checkpoints and summaries. ps tasks serve the variables and exit once every
-worker has finished (each worker signals them at its end).
+and run the same command in each; see aster/utils/cluster.py for the chief, the ps tasks and how
+a lost ps task stops the workers (exit 1, naming the task and the newest checkpoint).
 
-A lost ps task stops the workers: TensorFlow would wait for it without a time limit (its session
-recovery closes the broken session, which blocks on the dead task). Each worker probes the ps
-addresses every second; once a ps task that was up refuses connections for
-train_config.operation_timeout_ms (60 s when 0), the worker exits 1 with an error naming the task,
-its address and the newest checkpoint. A ps restarted within that time is recovered as usual.
+Exit status: 0 on success, 2 for bad usage or a config error, 1 for a runtime failure (a loss
+that became NaN, a failed checkpoint write, a lost task of the cluster).
 """
 
 import argparse
-import collections
-import json
 import logging
 import os
-import socket
 import sys
-import threading
-import time
 
 from aster import trainer
-from aster.config_cli import config_error
 from aster.tf_setup import tf
-from aster.utils import cli_logging, config_util, hooks, model_deploy
+from aster.utils import cli, cli_logging, cluster, config_util, hooks, model_deploy
 
 _LOG = logging.getLogger("aster.train")
 
-_CHIEF_JOBS = ("chief", "master")
-
-ClusterInfo = collections.namedtuple("ClusterInfo", [
-    "cluster", "task_type", "task_index", "is_chief", "num_replicas", "replica_id", "num_ps_tasks",
-])
-
-LOCAL = ClusterInfo(None, "chief", 0, True, 1, 0, 0)
-
-# Seconds a ps task may refuse connections before the workers stop, when operation_timeout_ms is 0.
-DEFAULT_PS_LOST_SECS = 60.0
+PROG = "aster-train"
 
 
-def parse_tf_config(text):
-    """Reads a TF_CONFIG value.
-
-    Args:
-      text: the JSON string (None or "" means a local run).
-
-    Returns:
-      ClusterInfo; LOCAL when there is no cluster.
-
-    Raises:
-      ValueError: malformed JSON, an unknown task type, an index out of range, both a chief and
-        a master job, or a cluster without workers.
-    """
-    if not text:
-        return LOCAL
-    try:
-        parsed = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"TF_CONFIG is not valid JSON: {error}") from error
-    cluster = parsed.get("cluster") or {}
-    if not cluster:
-        return LOCAL
-    task = parsed.get("task") or {}
-    task_type, task_index = task.get("type"), int(task.get("index", 0))
-    if task_type not in cluster:
-        raise ValueError(f"TF_CONFIG task.type {task_type!r} is not a job of the cluster "
-                         f"{sorted(cluster)}")
-    if not 0 <= task_index < len(cluster[task_type]):
-        raise ValueError(f"TF_CONFIG task.index {task_index} is out of range for job "
-                         f"{task_type!r} with {len(cluster[task_type])} tasks")
-    chiefs = [job for job in _CHIEF_JOBS if job in cluster]
-    if len(chiefs) > 1:
-        raise ValueError("TF_CONFIG cluster has both a 'chief' and a 'master' job; use one")
-    if task_type not in ("ps", "worker", *_CHIEF_JOBS):
-        raise ValueError(f"TF_CONFIG task.type {task_type!r} is not run by aster-train "
-                         "(expected ps, worker, chief or master)")
-    num_chief = len(cluster[chiefs[0]]) if chiefs else 0
-    num_replicas = num_chief + len(cluster.get("worker", []))
-    if num_replicas == 0:
-        raise ValueError("TF_CONFIG cluster has no worker, chief or master tasks")
-    is_chief = task_type in _CHIEF_JOBS or (not chiefs and task_type == "worker" and
-                                            task_index == 0)
-    replica_id = task_index + (num_chief if task_type == "worker" else 0)
-    return ClusterInfo(cluster, task_type, task_index, is_chief, num_replicas, replica_id,
-                       len(cluster.get("ps", [])))
-
-
-def _done_queue(ps_index, num_workers):
-    """A queue on ps task `ps_index` that each worker feeds one token when it finishes."""
-    with tf.device(f"/job:ps/task:{ps_index}"):
-        return tf.FIFOQueue(num_workers, tf.int32, shared_name=f"aster_done_queue_{ps_index}",
-                            name=f"done_queue_{ps_index}")
-
-
-def _serve_ps(server, info):
-    """Serves the variables until every worker has signalled that it is done."""
-    _LOG.info("ps task %d serving at %s", info.task_index, server.target)
-    with tf.Graph().as_default():
-        dequeue = _done_queue(info.task_index, info.num_replicas).dequeue()
-        config = tf.ConfigProto(device_filters=[f"/job:ps/task:{info.task_index}"])
-        with tf.Session(server.target, config=config) as session:
-            for done in range(info.num_replicas):
-                session.run(dequeue)
-                _LOG.info("ps task %d: %d of %d workers done", info.task_index, done + 1,
-                          info.num_replicas)
-
-
-def _signal_done(server, info, timeout_ms=60000):
-    """Tells every ps task that this worker has finished."""
-    with tf.Graph().as_default():
-        ops = [_done_queue(i, info.num_replicas).enqueue(1) for i in range(info.num_ps_tasks)]
-        # Filters: without them the session would wait for every task, even finished workers.
-        config = tf.ConfigProto(operation_timeout_in_ms=timeout_ms, device_filters=[
-            "/job:ps", f"/job:{info.task_type}/task:{info.task_index}"])
-        with tf.Session(server.target, config=config) as session:
-            session.run(ops)
-
-
-def _newest_checkpoint(train_dir):
-    try:
-        return tf.train.latest_checkpoint(train_dir) or "(none saved)"
-    except (tf.errors.OpError, ValueError):
-        return "(unreadable)"
-
-
-def _probe(address, timeout=2.0):
-    """Opens (and closes) a TCP connection to host:port; returns None or the reason it failed."""
-    host, _, port = address.rpartition(":")
-    try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-            return None
-    except (OSError, ValueError) as error:
-        return str(error) or type(error).__name__
-
-
-class PsWatchdog(threading.Thread):
-    """Ends this worker with an error when a ps task that was up stays unreachable.
-
-    Args:
-      ps_addresses: host:port of each ps task (index = task index).
-      lost_after_secs: how long a ps task may refuse connections before it counts as lost.
-      train_dir: where the newest checkpoint is looked up for the message.
-      poll_secs: interval between probes.
-      on_lost: callable(message) run once a task is lost; default: print the message and
-        os._exit(1) (the main thread may be blocked inside TensorFlow, waiting on the dead task).
-      probe, clock: injectable for tests (probe(address) -> None or the failure reason).
-    """
-
-    def __init__(self, ps_addresses, lost_after_secs, train_dir, poll_secs=1.0, on_lost=None,
-                 probe=_probe, clock=time.monotonic):
-        super().__init__(name="ps-watchdog", daemon=True)
-        self._addresses = list(ps_addresses)
-        self._lost_after = max(float(lost_after_secs), poll_secs)
-        self._train_dir = train_dir
-        self._poll = poll_secs
-        self._on_lost = on_lost or _exit_lost
-        self._probe, self._clock = probe, clock
-        self._seen_up = [False] * len(self._addresses)
-        self._down_since = [None] * len(self._addresses)
-        self._stop_event = threading.Event()
-
-    def check(self):
-        """Probes every ps task once; returns the error message of a lost one, or None."""
-        now = self._clock()
-        for index, address in enumerate(self._addresses):
-            reason = self._probe(address)
-            if reason is None:
-                self._seen_up[index], self._down_since[index] = True, None
-                continue
-            if not self._seen_up[index]:  # not started yet: TensorFlow waits for it
-                continue
-            if self._down_since[index] is None:
-                self._down_since[index] = now
-                _LOG.warning("ps task %d (%s) unreachable: %s", index, address, reason)
-            if now - self._down_since[index] >= self._lost_after:
-                return (f"lost ps task {index} ({address}): unreachable for "
-                        f"{now - self._down_since[index]:.0f} s ({reason}); training stopped. "
-                        f"The newest checkpoint is {_newest_checkpoint(self._train_dir)}")
-        return None
-
-    def run(self):
-        while not self._stop_event.wait(self._poll):
-            message = self.check()
-            if message:
-                self._on_lost(message)
-                return
-
-    def stop(self):
-        self._stop_event.set()
-
-
-def _exit_lost(message):
-    print(f"aster-train: error: {message}", file=sys.stderr, flush=True)
-    logging.shutdown()
-    os._exit(1)
-
-
-def _cluster_error_message(error, info, train_dir):
-    """The message for a TensorFlow error that broke the cluster, naming the ps tasks down."""
-    down = [(i, a) for i, a in enumerate(info.cluster.get("ps", [])) if _probe(a, 1.0)]
-    where = ", ".join(f"ps task {i} ({a})" for i, a in down) or "a task of the cluster"
-    detail = (error.message or "").strip().splitlines()
-    return (f"lost connection to {where}: {type(error).__name__}: "
-            f"{detail[0] if detail else ''}; training stopped. The newest checkpoint is "
-            f"{_newest_checkpoint(train_dir)}")
-
-
-def _parse_args(argv):
-    parser = argparse.ArgumentParser(prog="aster-train", description=__doc__.splitlines()[0])
+def build_parser():
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("--pipeline_config_path", required=True, help="text-format pipeline config")
     parser.add_argument("--train_dir", required=True, help="checkpoints and summaries go here")
-    parser.add_argument("--config_override", default="",
-                        help="text-format snippet merged over the config")
-    parser.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
-                        help="override one field, e.g. train_config.num_steps=10 (repeatable)")
+    cli.add_override_flags(parser)
     parser.add_argument("--num_clones", type=int, default=1, help="model clones on this worker")
     parser.add_argument("--clone_on_cpu", action="store_true",
                         help="put the clones on (logical) CPU devices")
-    return parser.parse_args(argv)
+    cli.add_verbose_flag(parser)
+    return parser
 
 
 def _load_config(args):
-    config = config_util.load_pipeline_config(args.pipeline_config_path)
-    config = config_util.merge_overrides(config, args.config_override or None, args.set)
+    config = cli.load_with_overrides(args)
     # The training files must exist now, before any graph is built (a missing one used to
     # surface as a traceback from the input builder); eval readers need not exist for training.
     config_util.validate(config, check_files="train")
@@ -249,9 +60,25 @@ def _deploy_config(args, info):
         worker_job_name=info.task_type, worker_task_index=info.task_index)
 
 
-def _start_server(info, config):
-    return tf.distribute.Server(tf.train.ClusterSpec(info.cluster), job_name=info.task_type,
-                                task_index=info.task_index, config=config, start=True)
+def _train(config, args, info, build_model):
+    """Trains as this task of the cluster (or locally); returns the exit code."""
+    try:
+        deploy = _deploy_config(args, info)
+    except ValueError as error:
+        return cli.fail(PROG, error, cli.CONFIG_ERROR_STATUS)
+    lost_after = cluster.ps_lost_after_secs(config.train_config.operation_timeout_ms)
+    try:
+        with cluster.worker(info, args.train_dir, deploy, lost_after) as master:
+            role = trainer.ClusterRole(master=master, task=info.task_index,
+                                       is_chief=info.is_chief)
+            trainer.train(config, args.train_dir, deploy, cluster=role,
+                          seams=trainer.Seams(build_model=build_model))
+    except config_util.ConfigError as error:  # a builder's: the same rules as validate
+        return cli.config_error(PROG, error)
+    except (trainer.NonFiniteLossError, hooks.CheckpointWriteError,
+            cluster.ClusterLostError) as error:
+        return cli.fail(PROG, error)
+    return cli.OK_STATUS
 
 
 def main(argv=None, build_model=None):
@@ -261,55 +88,19 @@ def main(argv=None, build_model=None):
       argv: command-line arguments (default sys.argv[1:]).
       build_model: optional model builder replacing model_builder.build (tests).
     """
-    cli_logging.configure()
-    args = _parse_args(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    cli_logging.configure(verbose=args.verbose)
     try:
         config = _load_config(args)
-        info = parse_tf_config(os.environ.get("TF_CONFIG"))
+        info = cluster.parse_tf_config(os.environ.get("TF_CONFIG"))
     except config_util.ConfigError as error:
-        return config_error("aster-train", error)
+        return cli.config_error(PROG, error)
     except ValueError as error:
-        print(f"aster-train: error: {error}", file=sys.stderr)
-        return 2
+        return cli.fail(PROG, error, cli.CONFIG_ERROR_STATUS)
     if info.task_type == "ps":
-        _serve_ps(_start_server(info, tf.ConfigProto()), info)
-        return 0
-    try:
-        deploy = _deploy_config(args, info)
-    except ValueError as error:
-        print(f"aster-train: error: {error}", file=sys.stderr)
-        return 2
-    server = _start_server(info, deploy.session_config()) if info.cluster else None
-    watchdog = None
-    if info.num_ps_tasks:
-        timeout_ms = config.train_config.operation_timeout_ms
-        watchdog = PsWatchdog(info.cluster["ps"],
-                              timeout_ms / 1000 if timeout_ms > 0 else DEFAULT_PS_LOST_SECS,
-                              args.train_dir)
-        watchdog.start()
-    lost = False
-    try:
-        trainer.train(config, args.train_dir, deploy, master=server.target if server else "",
-                      task=info.task_index, is_chief=info.is_chief, build_model=build_model)
-    except config_util.ConfigError as error:  # a builder's: the same rules as validate
-        return config_error("aster-train", error)
-    except (trainer.NonFiniteLossError, hooks.CheckpointWriteError) as error:
-        print(f"aster-train: error: {error}", file=sys.stderr)
-        return 1
-    except (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
-            tf.errors.AbortedError) as error:
-        if not info.cluster:
-            raise
-        lost = True
-        print(f"aster-train: error: {_cluster_error_message(error, info, args.train_dir)}",
-              file=sys.stderr)
-        return 1
-    finally:
-        if watchdog is not None:  # the watchdog still guards the signal (a dead ps blocks it)
-            if not lost:
-                _signal_done(server, info)
-            watchdog.stop()
-    return 0
+        cluster.serve_ps(info)
+        return cli.OK_STATUS
+    return _train(config, args, info, build_model)
 
 
 if __name__ == "__main__":

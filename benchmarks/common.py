@@ -1,11 +1,15 @@
-"""Shared by the benchmark scripts: the machine's description and appending to RESULTS.md.
+"""Shared by the benchmark scripts: the machine's description, appending to RESULTS.md and the
+generated inputs (random-noise PNG images, alone or in a TFRecord of word examples).
 
 Scripts run as `python benchmarks/<name>.py`, so this module imports as `common`.
 """
 
 import datetime
+import io
 import os
 import platform
+
+import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "RESULTS.md")
@@ -42,3 +46,29 @@ def append_section(title, lines):
         f.write(f"\n## {title} ({datetime.date.today()})\n\n")
         for line in lines:
             f.write(f"{line}\n" if not line or line.startswith("|") else f"- {line}\n")
+
+
+def random_pngs(count, height, width, seed=0):
+    """`count` PNG images (bytes) of uniform random RGB noise, height x width, drawn in order
+    from one generator seeded with `seed` (the same images every run)."""
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    images = []
+    for _ in range(count):
+        buffer = io.BytesIO()
+        Image.fromarray(rng.integers(0, 255, (height, width, 3), dtype=np.uint8)).save(buffer,
+                                                                                       "PNG")
+        images.append(buffer.getvalue())
+    return images
+
+
+def write_random_records(path, transcripts, height, width, seed=0):
+    """A TFRecord of random_pngs examples, one per transcript (filename "<i>.png"); returns path."""
+    from aster.tools import tfrecord_utils
+
+    images = random_pngs(len(transcripts), height, width, seed)
+    examples = [tfrecord_utils.make_example(image, text, "png", filename=f"{i}.png")
+                for i, (image, text) in enumerate(zip(images, transcripts, strict=True))]
+    tfrecord_utils.write_tfrecords(examples, path)
+    return path

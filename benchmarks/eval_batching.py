@@ -35,7 +35,7 @@ def _write_data_and_checkpoint(config, folder, num_images):
     """A TFRecord of random word images and a random checkpoint; returns (record, ckpt)."""
     from PIL import Image
 
-    from aster import evaluator, export
+    from aster import inference
     from aster.tf_setup import tf
     from aster.tools import tfrecord_utils
 
@@ -48,10 +48,9 @@ def _write_data_and_checkpoint(config, folder, num_images):
                                                     filename=f"{i}.png"))
     record = os.path.join(folder, "bench.tfrecord")
     tfrecord_utils.write_tfrecords(examples, record)
-    height, width = export.model_input_size(config.model)
+    height, width = inference.model_input_size(config.model)
     with tf.Graph().as_default():
-        model = evaluator.default_model_fn(config.model)
-        model.postprocess(model.predict(model.preprocess(tf.zeros([1, height, width, 3]))))
+        inference.build_inference_graph(config.model, tf.zeros([1, height, width, 3]))
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             ckpt = tf.train.Saver().save(sess, os.path.join(folder, "model.ckpt"),
@@ -86,11 +85,11 @@ def _measure_model(config, args):
     Returns:
       ({batch size: [wall images/s]}, {batch size: [CPU-time images/s]}).
     """
-    from aster import evaluator, export
+    from aster import inference
     from aster.core.standard_fields import PredictionFields
     from aster.tf_setup import tf
 
-    height, width = export.model_input_size(config.model)
+    height, width = inference.model_input_size(config.model)
     rng = np.random.default_rng(0)
     batches = {b: rng.uniform(0, 255, size=(b, height, width, 3)).astype(np.float32)
                for b in (1, args.batch_size)}
@@ -99,8 +98,7 @@ def _measure_model(config, args):
     cpu_rates = {b: [] for b in batches}
     with tf.Graph().as_default():
         images = tf.placeholder(tf.float32, [None, height, width, 3])
-        model = evaluator.default_model_fn(config.model)
-        predictions = model.postprocess(model.predict(model.preprocess(images)))
+        predictions = inference.build_inference_graph(config.model, images).predictions
         fetches = [predictions[PredictionFields.text], predictions[PredictionFields.scores]]
         with tf.Session() as sess:
             sess.run([tf.global_variables_initializer(), tf.tables_initializer()])

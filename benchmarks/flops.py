@@ -10,6 +10,7 @@ after --warmup steps.
 """
 
 import argparse
+import functools
 import statistics
 import sys
 import time
@@ -17,6 +18,8 @@ import time
 import common
 import train_throughput
 
+from aster import inference
+from aster.builders import model_builder
 from aster.tf_setup import tf
 from aster.utils import config_util, model_stats
 
@@ -51,11 +54,6 @@ def train_step_rate(config, batch_size, warmup, steps):
                                           steps=steps)["images_per_sec"]
 
 
-def _input_size(config):
-    model = config.model.multi_predictors_recognition_model
-    return model.input_height, model.input_width
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--configs", nargs="+", default=["aster_paper", "tiny"],
@@ -73,8 +71,9 @@ def main(argv=None):
     rows = []
     for name in args.configs:
         config = config_util.load_pipeline_config(f"{common.ROOT}/configs/{name}.config")
-        height, width = _input_size(config)
-        stats = model_stats.model_stats(config.model, height, width)
+        height, width = inference.model_input_size(config.model)
+        stats = model_stats.model_stats(functools.partial(model_builder.build, config.model),
+                                        height, width)
         rate = train_step_rate(config, args.batch_size, args.warmup, args.steps)
         achieved = rate * TRAIN_FLOPS_PER_FORWARD * stats["forward_flops"] / 1e9
         rows.append((name, stats, rate, achieved, achieved / peak))

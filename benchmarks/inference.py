@@ -1,5 +1,5 @@
 """Inference speed: batch-1 latency and batch-64 throughput, greedy and beam search, from a
-checkpoint (aster.export.CheckpointPredictor) and from the exported SavedModel.
+checkpoint (aster.inference.CheckpointPredictor) and from the exported SavedModel.
 
     .venv/bin/python benchmarks/inference.py [--config aster_paper] [--beam_widths 1 5]
         [--batch_size 64] [--repeats 5] [--record]
@@ -19,7 +19,6 @@ greedy). Prints a table; --record appends it to benchmarks/RESULTS.md.
 """
 
 import argparse
-import io
 import os
 import statistics
 import sys
@@ -27,35 +26,20 @@ import tempfile
 import time
 
 import common  # benchmarks/common.py (scripts run as python benchmarks/<name>.py)
-import numpy as np
 
 EOS_LABEL = 1
 EOS_BIAS = 30.0
 
 
-def encoded_images(count, height=64, width=256, seed=0):
-    from PIL import Image
-
-    rng = np.random.default_rng(seed)
-    images = []
-    for _ in range(count):
-        buffer = io.BytesIO()
-        Image.fromarray(rng.integers(0, 255, (height, width, 3), dtype=np.uint8)).save(buffer,
-                                                                                       "PNG")
-        images.append(buffer.getvalue())
-    return images
-
-
 def random_checkpoints(config, folder):
     """Saves random weights as `worst` and the same with EOS-favouring decoders as `early_eos`."""
-    from aster import evaluator, export
+    from aster import inference
     from aster.tf_setup import tf
 
-    height, width = export.model_input_size(config.model)
+    height, width = inference.model_input_size(config.model)
     paths = {}
     with tf.Graph().as_default():
-        model = evaluator.default_model_fn(config.model)
-        model.postprocess(model.predict(model.preprocess(tf.zeros([1, height, width, 3]))))
+        inference.build_inference_graph(config.model, tf.zeros([1, height, width, 3]))
         biases = [v for v in tf.global_variables() if v.op.name.endswith("output/bias")]
         eos = [tf.compat.v1.assign(v, v + EOS_BIAS * tf.one_hot(EOS_LABEL, v.shape[0]))
                for v in biases]
@@ -68,28 +52,6 @@ def random_checkpoints(config, folder):
             paths["early EOS"] = saver.save(sess, os.path.join(folder, "eos", "model.ckpt"),
                                             global_step=1, write_meta_graph=False)
     return paths
-
-
-class SavedModelPredictor:
-    """The exported SavedModel in a tf.compat.v1 session (the serving signature's tensors)."""
-
-    def __init__(self, export_dir, session_config=None):
-        from aster import export
-        from aster.tf_setup import tf
-
-        self.graph = tf.Graph()
-        self.session = tf.Session(graph=self.graph, config=session_config)
-        meta = tf.saved_model.loader.load(self.session, [tf.saved_model.SERVING], export_dir)
-        signature = meta.signature_def[export.SIGNATURE_KEY]
-        self._input = self.graph.get_tensor_by_name(signature.inputs[export.INPUT_KEY].name)
-        self._outputs = {k: self.graph.get_tensor_by_name(v.name)
-                         for k, v in signature.outputs.items()}
-
-    def predict(self, encoded):
-        return self.session.run(self._outputs, {self._input: list(encoded)})
-
-    def close(self):
-        self.session.close()
 
 
 def measure(predictor, images, batch_size, repeats):
@@ -123,20 +85,20 @@ def _beam_config(config, beam_width):
 
 def run(config, args, folder):
     """Returns table rows (weights, decoder, source, latency ms, images/s)."""
-    from aster import export
+    from aster import export, inference
     from aster.core import session_options
     from aster.tf_setup import tf
 
     session_config = session_options.configure(tf.ConfigProto(), bfloat16=args.bfloat16)
-    images = encoded_images(max(args.batch_size, args.repeats))
+    images = common.random_pngs(max(args.batch_size, args.repeats), 64, 256)
     checkpoints = random_checkpoints(config, folder)
     rows = []
     for weights, checkpoint in checkpoints.items():
         for beam_width in args.beam_widths:
             beam = _beam_config(config, beam_width)
             decoder = "greedy" if beam_width == 1 else f"beam {beam_width}"
-            with export.CheckpointPredictor(beam, checkpoint,
-                                            session_config=session_config) as predictor:
+            with inference.CheckpointPredictor(beam, checkpoint,
+                                               session_config=session_config) as predictor:
                 rows.append((weights, decoder, "checkpoint",
                              *measure(predictor, images, args.batch_size, args.repeats)))
             print(rows[-1], flush=True)
@@ -144,10 +106,9 @@ def run(config, args, folder):
                 continue
             export_dir = os.path.join(folder, f"saved_{len(rows)}")
             export.export_saved_model(beam, checkpoint, export_dir)
-            predictor = SavedModelPredictor(export_dir, session_config)
-            rows.append((weights, decoder, "SavedModel",
-                         *measure(predictor, images, args.batch_size, args.repeats)))
-            predictor.close()
+            with inference.SavedModelPredictor(export_dir, session_config) as predictor:
+                rows.append((weights, decoder, "SavedModel",
+                             *measure(predictor, images, args.batch_size, args.repeats)))
             print(rows[-1], flush=True)
     return rows
 

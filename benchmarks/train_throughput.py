@@ -21,7 +21,6 @@ them --repeats times (medians of the repeats), e.g.
 """
 
 import argparse
-import io
 import json
 import os
 import statistics
@@ -40,29 +39,18 @@ WORDS = ("hello", "world", "text", "scene", "reading", "aster", "robust", "atten
 
 def write_records(path, num_images=256, height=32, width=100, seed=0):
     """A TFRecord of random-noise word images with random lower-case words; returns path."""
-    from PIL import Image
-
-    from aster.tools import tfrecord_utils
-
-    rng = np.random.default_rng(seed)
-    examples = []
-    for i in range(num_images):
-        buffer = io.BytesIO()
-        pixels = rng.integers(0, 255, (height, width, 3), dtype=np.uint8)
-        Image.fromarray(pixels).save(buffer, "PNG")
-        examples.append(tfrecord_utils.make_example(buffer.getvalue(), WORDS[i % len(WORDS)],
-                                                    "png", filename=f"{i}.png"))
-    tfrecord_utils.write_tfrecords(examples, path)
-    return path
+    words = [WORDS[i % len(WORDS)] for i in range(num_images)]
+    return common.write_random_records(path, words, height, width, seed)
 
 
 class InMemoryBatches:
     """Stands in for the BatchQueue: every dequeue() gives the same constant batch."""
 
-    def __init__(self, batch_size, height, width, seed=0):
+    def __init__(self, batch_size, height, width, seed=0, num_clones=1):
         rng = np.random.default_rng(seed)
         self._images = rng.uniform(0, 255, [batch_size, height, width, 3]).astype(np.float32)
         self._words = [WORDS[i % len(WORDS)] for i in range(batch_size)]
+        self.images_per_step = batch_size * num_clones  # one dequeue per clone
 
     def dequeue(self):
         from aster.core.standard_fields import InputDataFields as F
@@ -94,12 +82,6 @@ def _step_timer(warmup):
     return StepTimer()
 
 
-def model_input_size(config):
-    """(height, width) the model's preprocess() resizes to."""
-    model = config.model.multi_predictors_recognition_model
-    return model.input_height, model.input_width
-
-
 def prepare_config(config, batch_size=0, overrides=(), record=None, steps=10):
     """A copy of `config` for a short timed run (checkpoints, eval and progress lines off).
 
@@ -129,22 +111,22 @@ def time_training(config, num_clones=1, in_memory=True, warmup=3, steps=6, recor
       dict: images_per_sec (batch / median step time), cpu_ms_per_image (median), batch_size,
       step_seconds (all timed steps).
     """
-    from aster import trainer
+    from aster import inference, trainer
     from aster.utils import model_deploy
 
     batch_size = sum(config.train_config.batch_size)
     config = prepare_config(config, record=record, steps=warmup + steps)
-    height, width = model_input_size(config)
+    height, width = inference.model_input_size(config.model)
     build_queue = None
     if in_memory:
         def build_queue(readers, train_config, clones):
             del readers, train_config
-            return InMemoryBatches(batch_size // clones, height, width)
+            return InMemoryBatches(batch_size // clones, height, width, num_clones=clones)
     timer = _step_timer(warmup)
     deploy = model_deploy.DeploymentConfig(num_clones=num_clones, clone_on_cpu=num_clones > 1)
     with tempfile.TemporaryDirectory() as train_dir:
-        trainer.train(config, train_dir, deploy, extra_hooks=[timer],
-                      build_batch_queue=build_queue)
+        trainer.train(config, train_dir, deploy, seams=trainer.Seams(
+            build_batch_queue=build_queue, extra_hooks=[timer]))
     return {"images_per_sec": batch_size / statistics.median(timer.wall),
             "cpu_ms_per_image": 1e3 * statistics.median(timer.cpu) / batch_size,
             "batch_size": batch_size, "step_seconds": timer.wall}

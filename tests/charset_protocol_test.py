@@ -115,12 +115,12 @@ def test_validate_and_evaluator_accept_the_same_protocols(protocol, tmp_path):
 
 
 def _greek_font(size=20):
-    from aster.tools import fonts
+    from aster.tools import font_checks, fonts
 
     paths = sorted(fonts.candidate_files(), key=lambda p: "DejaVuSans" not in p)
     for path in paths[:40]:
         try:
-            if set(GREEK) <= fonts.cmap_chars(path):
+            if set(GREEK) <= font_checks.cmap_chars(path):
                 return ImageFont.truetype(path, size)
         except Exception:  # noqa: BLE001 - an unreadable font is just not a candidate
             continue

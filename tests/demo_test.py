@@ -7,7 +7,7 @@ import pytest
 from PIL import Image
 from stand_in_model import StandInModel, write_checkpoint
 
-from aster import demo, evaluator, export
+from aster import demo, export, inference
 from aster.utils import config_util
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.fixture
 def trained(tmp_path, monkeypatch):
     """A training folder with a stand-in checkpoint (value 42) and its pipeline.config."""
-    monkeypatch.setattr(evaluator, "default_model_fn", lambda model_config: StandInModel())
+    monkeypatch.setattr(inference, "default_model_fn", lambda model_config: StandInModel())
     train = str(tmp_path / "train")
     write_checkpoint(train, 5, 42.0)
     config = config_util.load_pipeline_config(os.path.join(ROOT, "configs", "tiny.config"))

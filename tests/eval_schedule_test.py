@@ -54,7 +54,7 @@ def _train(records, train_dir, num_steps, every=2):
     config.train_config.ClearField("save_checkpoint_secs")  # the shipped default
     assert config.train_config.save_checkpoint_secs == 600
     config.train_config.num_steps = num_steps
-    trainer.train(config, str(train_dir), build_model=helpers.build_standin)
+    trainer.train(config, str(train_dir), seams=helpers.STAND_IN)
 
 
 def test_eval_every_n_steps_evaluates_each_multiple_with_the_default_save_secs(

@@ -7,7 +7,7 @@ import pytest
 from stand_in_model import StandInModel, stand_in_batches, write_checkpoint
 
 from aster import eval as eval_cli
-from aster import evaluator
+from aster import evaluator, inference
 from aster.utils import config_util
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -19,7 +19,7 @@ eval_input_reader { tf_record_input_reader { input_path: "data/bench_a.tfrecord"
 
 @pytest.fixture
 def stand_in(monkeypatch):
-    monkeypatch.setattr(evaluator, "default_model_fn", lambda model_config: StandInModel())
+    monkeypatch.setattr(inference, "default_model_fn", lambda model_config: StandInModel())
     monkeypatch.setattr(evaluator, "_default_batches_fn", stand_in_batches())
 
 
@@ -96,7 +96,7 @@ def test_missing_required_flag_is_usage_error():
 def test_labels_file_evaluates_a_folder_of_crops(monkeypatch, config_path, tmp_path, capsys):
     from PIL import Image
 
-    monkeypatch.setattr(evaluator, "default_model_fn", lambda model_config: StandInModel())
+    monkeypatch.setattr(inference, "default_model_fn", lambda model_config: StandInModel())
     crops = tmp_path / "my_crops"
     (crops / "img").mkdir(parents=True)
     lines = []

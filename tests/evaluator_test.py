@@ -12,11 +12,11 @@ import pytest
 from PIL import Image
 from stand_in_model import StandInModel, make_config, stand_in_batches, write_checkpoint
 
-from aster import eval_util, evaluator
+from aster import evaluator
 from aster.protos import pipeline_pb2
 from aster.tf_setup import tf
 from aster.tools import tfrecord_utils
-from aster.utils import config_util
+from aster.utils import checkpoints, config_util
 
 
 def run(config, eval_dir, **kwargs):
@@ -205,7 +205,7 @@ def test_loop_survives_checkpoint_vanishing_during_evaluation(tmp_path, caplog):
     assert [r["step"] for r in results] == [2]
     assert any(first in r.getMessage() and "unavailable" in r.getMessage()
                for r in caplog.records)
-    assert eval_util.newest_checkpoint(train).step == 2
+    assert checkpoints.newest_checkpoint(train).step == 2
 
 
 def test_only_visualize_incorrect_puts_wrong_examples_first(tmp_path):

@@ -1,4 +1,5 @@
-"""Tests for aster/export.py: the SavedModel, its signature and its parity with the checkpoint."""
+"""Tests for aster/export.py: the SavedModel, its signature and its parity with the checkpoint;
+and for the serving graph it holds (aster/inference.py: decoding, input size, the predictor)."""
 
 import io
 import json
@@ -11,7 +12,7 @@ import pytest
 from PIL import Image
 from stand_in_model import StandInModel, write_checkpoint
 
-from aster import export
+from aster import export, inference
 from aster.core import session_options
 from aster.tf_setup import tf
 from aster.utils import config_util
@@ -72,7 +73,7 @@ def test_decode_and_resize_handles_png_jpeg_gray_and_alpha():
             buffer, format=fmt)
         encoded.append(buffer.getvalue())
     with tf.Graph().as_default():
-        images = export.decode_and_resize(tf.constant(encoded), 8, 16)
+        images = inference.decode_and_resize(tf.constant(encoded), 8, 16)
         with tf.Session() as sess:
             out = sess.run(images)
     assert out.shape == (3, 8, 16, 3)
@@ -83,8 +84,8 @@ def test_model_input_size_without_model_raises():
     from aster.protos import model_pb2
 
     with pytest.raises(ValueError, match="no model is set"):
-        export.model_input_size(model_pb2.Model())
-    assert export.model_input_size(tiny_config().model) == (32, 64)
+        inference.model_input_size(model_pb2.Model())
+    assert inference.model_input_size(tiny_config().model) == (32, 64)
 
 
 def test_export_refuses_existing_output_dir(tmp_path):
@@ -130,7 +131,7 @@ def test_export_parity_with_checkpoint_on_20_images_without_aster(tmp_path):
     config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
     paths = write_images(str(tmp_path), 20, seed=1)
     encoded = [open(p, "rb").read() for p in paths]
-    with export.CheckpointPredictor(config, ckpt) as predictor:
+    with inference.CheckpointPredictor(config, ckpt) as predictor:
         expected = predictor.predict(encoded)
     out_dir = export.export_saved_model(config, ckpt, str(tmp_path / "exported"))
     loaded = load_without_aster(out_dir, paths)
@@ -150,7 +151,7 @@ def test_decode_and_resize_applies_eval_preprocessing_steps():
     buffer = io.BytesIO()
     Image.new("RGB", (30, 10), (200, 20, 20)).save(buffer, format="PNG")
     with tf.Graph().as_default():
-        images = export.decode_and_resize(tf.constant([buffer.getvalue()]), 8, 16, steps)
+        images = inference.decode_and_resize(tf.constant([buffer.getvalue()]), 8, 16, steps)
         with tf.Session() as sess:
             out = sess.run(images)
     assert out.shape == (1, 8, 16, 3)
@@ -161,10 +162,10 @@ def test_decode_and_resize_applies_eval_preprocessing_steps():
 def test_checkpoint_predictor_session_config_bfloat16_close_to_float32(tmp_path):
     config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
     encoded = [open(p, "rb").read() for p in write_images(str(tmp_path), 4, seed=2)]
-    with export.CheckpointPredictor(config, ckpt) as predictor:
+    with inference.CheckpointPredictor(config, ckpt) as predictor:
         expected = predictor.predict(encoded)
     bf16 = session_options.configure(tf.ConfigProto(), bfloat16=True)
-    with export.CheckpointPredictor(config, ckpt, session_config=bf16) as predictor:
+    with inference.CheckpointPredictor(config, ckpt, session_config=bf16) as predictor:
         got = predictor.predict(encoded)
     assert got["scores"].dtype == np.float32 and np.all(np.isfinite(got["scores"]))
     assert len(got["text"]) == 4

@@ -15,6 +15,7 @@ from aster import trainer
 from aster.builders import input_reader_builder
 from aster.protos import input_reader_pb2
 from aster.tf_setup import tf
+from aster.utils import train_session
 
 
 def test_resume_seed_is_the_seed_at_step_zero_and_a_mix_after():
@@ -49,11 +50,11 @@ def _save_checkpoint(directory, with_global_step):
 
 
 def test_restored_step_is_the_newest_checkpoints_global_step(tmp_path, caplog):
-    assert trainer._restored_step(str(tmp_path)) == 0
+    assert train_session.restored_step(str(tmp_path)) == 0
     _save_checkpoint(tmp_path / "ok", with_global_step=True)
-    assert trainer._restored_step(str(tmp_path / "ok")) == 7  # the variable, not the name
+    assert train_session.restored_step(str(tmp_path / "ok")) == 7  # the variable, not the name
     _save_checkpoint(tmp_path / "other", with_global_step=False)
-    assert trainer._restored_step(str(tmp_path / "other")) == 0
+    assert train_session.restored_step(str(tmp_path / "other")) == 0
     assert "cannot read the global step" in caplog.text
 
 
@@ -89,8 +90,8 @@ def _train(records, train_dir, num_steps, monkeypatch):
     reader.shuffle, reader.shuffle_seed, reader.queue_capacity, reader.num_readers = True, 7, 64, 2
     seen = []
     monkeypatch.setattr(_RecordingModel, "seen", seen)
-    trainer.train(config, str(train_dir),
-                  build_model=lambda model_config, is_training: _RecordingModel(is_training))
+    trainer.train(config, str(train_dir), seams=trainer.Seams(
+        build_model=lambda model_config, is_training: _RecordingModel(is_training)))
     return seen
 
 

@@ -4,7 +4,7 @@ Also the runner of the cluster test (the stand-in model plus a marker that count
     python tests/sync_replicas_test.py [aster-train flags]   (writes counts to $COUNTS_ENV)
 """
 
-import functools
+import dataclasses
 import json
 import os
 import sys
@@ -17,6 +17,7 @@ import trainer_helpers as helpers
 
 from aster import train, trainer
 from aster.tf_setup import tf
+from aster.utils import train_session
 
 COUNTS_ENV = "ASTER_TEST_SYNC_COUNTS_DIR"
 _SLOTS_PER_WORKER = 64  # marker entries per worker: more than the batches it can dequeue
@@ -76,8 +77,8 @@ def test_chief_sync_op_runs_neither_the_loss_nor_the_input(records, tmp_path, mo
     monkeypatch.setattr(tf.train, "SyncReplicasOptimizer", _Recorded)
     config = helpers.pipeline_config(records, "sync_replicas: true replicas_to_aggregate: 1")
     with pytest.raises(_GraphBuilt):
-        trainer.train(config, str(tmp_path), build_model=helpers.build_standin,
-                      extra_hooks=[_StopBeforeTheSession()])
+        trainer.train(config, str(tmp_path), seams=trainer.Seams(
+            build_model=helpers.build_standin, extra_hooks=[_StopBeforeTheSession()]))
     (optimizer,) = built
     chief_ops = optimizer.get_chief_queue_runner().enqueue_ops
     graph = chief_ops[0].graph
@@ -97,7 +98,7 @@ def test_a_replica_stops_after_the_run_that_reaches_the_last_step():
         step = tf.train.get_or_create_global_step()
         jump = tf.assign_add(step, 3)
         runs = 0
-        with tf.train.MonitoredSession(hooks=[trainer._ExactStopAtStepHook(last_step=6)]) as sess:
+        with tf.train.MonitoredSession(hooks=[train_session.ExactStopAtStepHook(last_step=6)]) as sess:
             while not sess.should_stop():
                 sess.run(jump)
                 runs += 1
@@ -166,7 +167,13 @@ def _run_marked(argv):
     """aster-train with the marked model; a worker writes {batches, runs} to $COUNTS_ENV."""
     task, directory = json.loads(os.environ["TF_CONFIG"])["task"], os.environ[COUNTS_ENV]
     batches, counter = _Batches(directory, task["index"]), _RunCounter()
-    trainer.train = functools.partial(trainer.train, extra_hooks=[counter])
+    real_train = trainer.train
+
+    def train_counting_runs(*args, seams=None, **kwargs):
+        seams = dataclasses.replace(seams or trainer.Seams(), extra_hooks=[counter])
+        return real_train(*args, seams=seams, **kwargs)
+
+    trainer.train = train_counting_runs
     code = train.main(argv, build_model=lambda config, is_training: _MarkedModel(is_training,
                                                                                  batches))
     if task["type"] == "worker":

@@ -16,6 +16,7 @@ import trainer_helpers as helpers
 from aster import train, trainer
 from aster.tf_setup import tf
 from aster.utils import config_util
+from aster.utils.cluster import LOCAL, parse_tf_config
 
 RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "trainer_helpers.py")
 
@@ -45,23 +46,23 @@ def _tf_config(cluster, task_type, index):
 
 
 def test_parse_tf_config_local_when_absent():
-    assert train.parse_tf_config(None) == train.LOCAL
-    assert train.parse_tf_config(json.dumps({"task": {"type": "worker"}})) == train.LOCAL
+    assert parse_tf_config(None) == LOCAL
+    assert parse_tf_config(json.dumps({"task": {"type": "worker"}})) == LOCAL
 
 
 def test_parse_tf_config_workers_only_worker0_is_chief():
     cluster = {"ps": ["a:1", "b:1"], "worker": ["c:1", "d:1"]}
-    info = train.parse_tf_config(_tf_config(cluster, "worker", 1))
+    info = parse_tf_config(_tf_config(cluster, "worker", 1))
     assert (info.is_chief, info.num_replicas, info.replica_id, info.num_ps_tasks) == (
         False, 2, 1, 2)
-    assert train.parse_tf_config(_tf_config(cluster, "worker", 0)).is_chief
+    assert parse_tf_config(_tf_config(cluster, "worker", 0)).is_chief
 
 
 @pytest.mark.parametrize("chief_job", ["chief", "master"])
 def test_parse_tf_config_with_chief_job(chief_job):
     cluster = {"ps": ["a:1"], chief_job: ["b:1"], "worker": ["c:1", "d:1"]}
-    chief = train.parse_tf_config(_tf_config(cluster, chief_job, 0))
-    worker = train.parse_tf_config(_tf_config(cluster, "worker", 1))
+    chief = parse_tf_config(_tf_config(cluster, chief_job, 0))
+    worker = parse_tf_config(_tf_config(cluster, "worker", 1))
     assert chief.is_chief and chief.replica_id == 0 and chief.num_replicas == 3
     assert not worker.is_chief and worker.replica_id == 2 and worker.task_index == 1
 
@@ -76,7 +77,7 @@ def test_parse_tf_config_with_chief_job(chief_job):
 ])
 def test_parse_tf_config_rejects_bad_values(text, match):
     with pytest.raises(ValueError, match=match):
-        train.parse_tf_config(text)
+        parse_tf_config(text)
 
 
 # --------------------------------------------------------------------------- main
@@ -153,8 +154,8 @@ def test_resume_after_sigkill_restores_step_weights_slots_and_averages(tmp_path,
 
     capture = _CaptureAtRestore()
     config = config_util.load_pipeline_config(str(train_dir / "pipeline.config"))
-    trainer.train(config, str(train_dir), build_model=helpers.build_standin,
-                  extra_hooks=[capture])
+    trainer.train(config, str(train_dir), seams=trainer.Seams(
+        build_model=helpers.build_standin, extra_hooks=[capture]))
     assert capture.values["global_step"] == 3
     assert set(saved) == set(capture.values)
     for name, value in saved.items():

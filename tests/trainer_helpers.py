@@ -14,6 +14,7 @@ import numpy as np
 from google.protobuf import text_format
 from PIL import Image
 
+from aster import trainer
 from aster.core.model import RecognitionModel
 from aster.protos import pipeline_pb2
 from aster.tf_setup import slim, tf
@@ -80,6 +81,9 @@ class StandInModel(RecognitionModel):
 def build_standin(model_config, is_training, head_size=4):
     del model_config
     return StandInModel(is_training, head_size=head_size)
+
+
+STAND_IN = trainer.Seams(build_model=build_standin)  # trainer.train(..., seams=STAND_IN)
 
 
 TINY_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),

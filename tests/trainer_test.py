@@ -15,7 +15,7 @@ from aster import trainer
 from aster.core import session_options
 from aster.core.model import RecognitionModel
 from aster.tf_setup import tf
-from aster.utils import config_util, hooks, model_deploy
+from aster.utils import config_util, hooks, model_deploy, train_session
 
 
 @pytest.fixture(scope="module")
@@ -23,10 +23,11 @@ def records(tmp_path_factory):
     return helpers.write_records(tmp_path_factory.mktemp("data") / "train.tfrecord")
 
 
-def _train(records, train_dir, extra_train="", optimizer=None, **kwargs):
+def _train(records, train_dir, extra_train="", optimizer=None, deploy_config=None, **seams):
+    """trainer.train with the stand-in model unless `seams` names another build_model."""
     config = helpers.pipeline_config(records, extra_train=extra_train, optimizer=optimizer)
-    kwargs.setdefault("build_model", helpers.build_standin)
-    trainer.train(config, str(train_dir), **kwargs)
+    seams.setdefault("build_model", helpers.build_standin)
+    trainer.train(config, str(train_dir), deploy_config, seams=trainer.Seams(**seams))
     return config
 
 
@@ -86,8 +87,8 @@ def test_loss_falls(tmp_path):
 
     config = helpers.pipeline_config(records, "num_steps: 60 save_summaries_steps: 0", adam)
     config.train_input_reader[0].shuffle = False
-    trainer.train(config, str(tmp_path / "train"), build_model=build_seeded,
-                  extra_hooks=[_Record()])
+    trainer.train(config, str(tmp_path / "train"),
+                  seams=trainer.Seams(build_model=build_seeded, extra_hooks=[_Record()]))
     # Medians, not means: one batch of four can be far off the trend.
     assert np.median(losses[-10:]) < 0.2 * np.median(losses[:3]), losses
 
@@ -163,7 +164,7 @@ def test_nan_loss_stops_naming_the_loss_and_keeps_last_good_checkpoint(records, 
 
 def test_gradient_hooks_in_trainer(records, tmp_path):
     """The bias multiplier and a regex multiplier scale, freezing drops, clipping bounds."""
-    from aster.trainer import _gradient_hooks
+    from aster.utils.train_ops import gradient_hooks
 
     config = text_format.Parse(
         'bias_grad_multiplier: 2.0 gradient_multipliers { regex: "enc/" multiplier: 0.5 } '
@@ -172,7 +173,7 @@ def test_gradient_hooks_in_trainer(records, tmp_path):
     with tf.Graph().as_default():
         names = ["enc/weights", "enc/biases", "frozen/weights", "head/weights"]
         variables = [tf.get_variable(n, [1]) for n in names]
-        grads = _gradient_hooks([(tf.constant([2.0]), v) for v in variables], config)
+        grads = gradient_hooks([(tf.constant([2.0]), v) for v in variables], config)
         assert [v.op.name for _, v in grads] == ["enc/weights", "enc/biases", "head/weights"]
         with tf.Session() as sess:
             values = sess.run([g for g, _ in grads])
@@ -180,7 +181,7 @@ def test_gradient_hooks_in_trainer(records, tmp_path):
     np.testing.assert_allclose(np.concatenate(values), [1.0, 2.0, 2.0])
     config.bias_grad_multiplier = 10.0
     with tf.Graph().as_default():
-        grads = _gradient_hooks([(tf.constant([2.0]), tf.get_variable("x/biases", [1]))], config)
+        grads = gradient_hooks([(tf.constant([2.0]), tf.get_variable("x/biases", [1]))], config)
         with tf.Session() as sess:
             np.testing.assert_allclose(sess.run(grads[0][0]), [3.0])  # 20 clipped to 3
 
@@ -241,7 +242,8 @@ def test_norm_summaries_before_and_after_the_clip_and_of_every_variable(records,
 def test_speed_options_reach_the_session_config():
     config = helpers.pipeline_config("unused.tfrecord", extra_train=(
         "intra_op_threads: 1 inter_op_threads: 2 bfloat16: true xla_jit: false"))
-    session = trainer._session_config(model_deploy.DeploymentConfig(), config.train_config)
+    session = train_session.session_config(model_deploy.DeploymentConfig(),
+                                           config.train_config)
     assert session.intra_op_parallelism_threads == 1
     assert session.inter_op_parallelism_threads == 2
     assert session_options.bfloat16_enabled(session) == session_options.cpu_supports_bfloat16()

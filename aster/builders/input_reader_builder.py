@@ -24,7 +24,7 @@ from aster.builders import preprocessor_builder
 from aster.core import batcher, preprocessor
 from aster.data_decoders.tf_example_decoder import TfExampleDecoder
 from aster.protos import input_reader_pb2
-from aster.readers import lmdb_dataset, tfrecord_reader
+from aster.readers import lmdb_dataset, paths, tfrecord_reader
 from aster.tf_setup import tf
 from aster.utils import config_checks
 
@@ -34,7 +34,7 @@ STALL_LIMIT = 10000
 
 def _build_tf_record_input_reader(config, field_path, shuffle, num_epochs, seed):
     reader = config.tf_record_input_reader
-    files = tfrecord_reader.expand_paths(
+    files = paths.expand_paths(
         reader.input_path, f"{field_path}.tf_record_input_reader.input_path"
     )
     return tfrecord_reader.interleaved_records(
@@ -43,10 +43,11 @@ def _build_tf_record_input_reader(config, field_path, shuffle, num_epochs, seed)
 
 
 def _build_lmdb_input_reader(config, field_path, shuffle, num_epochs, seed):
-    paths = lmdb_dataset.expand_paths(
-        config.lmdb_input_reader.path, f"{field_path}.lmdb_input_reader.path"
+    databases = paths.expand_paths(
+        config.lmdb_input_reader.path, f"{field_path}.lmdb_input_reader.path", "LMDB database",
+        directories=True,
     )
-    return lmdb_dataset.lmdb_records(paths, shuffle=shuffle, num_epochs=num_epochs, seed=seed)
+    return lmdb_dataset.lmdb_records(databases, shuffle=shuffle, num_epochs=num_epochs, seed=seed)
 
 
 _BUILDERS = {
@@ -184,7 +185,8 @@ def build_batch_queue(input_reader_configs, train_config, num_clones=1):
             examples = examples.prefetch(train_config.batch_queue_capacity)
         readers.append(examples)
     return batcher.BatchQueue(
-        readers, sizes, prefetch_batches=train_config.prefetch_queue_capacity, drop_remainder=True
+        readers, sizes, prefetch_batches=train_config.prefetch_queue_capacity, drop_remainder=True,
+        num_clones=num_clones,
     )
 
 

@@ -1,6 +1,6 @@
 """ASTER's residual encoder ("ResNet-45" in the paper, RESNET_50 in the config).
 
-Layer by layer for a [B, 32, 100, C] input (SPEC section 6)::
+Layer by layer for a [B, 32, 100, C] input::
 
     stem      conv3x3 32                                  -> [B, 32, 100, 32]
     Block1    3 units,  32 ch, first stride (2, 2)         -> [B, 16,  50,  32]

@@ -1,6 +1,6 @@
 """Localization convnet of ASTER's spatial transformer.
 
-Full (SPEC section 6), for the paper's 32 x 64 localization input::
+Full, for the paper's 32 x 64 localization input::
 
     conv1 3x3  32, maxpool 2x2 -> [B, 16, 32,  32]
     conv2 3x3  64, maxpool 2x2 -> [B,  8, 16,  64]

@@ -16,7 +16,6 @@ instead of spinning silently.
 
 from aster.core import preprocessor_text
 from aster.core.standard_fields import InputDataFields as F
-from aster.data_decoders.tf_example_decoder import VALID
 from aster.tf_setup import tf
 
 DROP_REASONS = ("undecodable", "empty_label", "too_long")
@@ -32,7 +31,7 @@ _KEYS = frozenset(BATCH_KEYS) | {_REASON, _INDEX}
 
 def _check_example(tensor_dict, max_label_length, truncate_long_labels):
     """Returns (tensor_dict, reason): reason 0 keeps, 1 + DROP_REASONS.index(r) drops."""
-    valid = tensor_dict.pop(VALID, tf.constant(True))
+    valid = tensor_dict.pop(F.valid, tf.constant(True))
     text = tensor_dict[F.groundtruth_text]
     length = preprocessor_text.label_length(text)
     too_long = tf.constant(False)
@@ -94,7 +93,7 @@ def example_dataset(
 
     Args:
       records: tf.data.Dataset of serialized records (string scalars).
-      decode_fn: serialized -> tensor dict (may include VALID).
+      decode_fn: serialized -> tensor dict (may include InputDataFields.valid).
       preprocess_fn: tensor dict -> tensor dict (augmentations, string filtering).
       max_label_length: longest transcript kept (characters); 0 means no limit.
       truncate_long_labels: cut long transcripts instead of dropping them.
@@ -232,10 +231,11 @@ class BatchQueue:
     Each dequeue() gives one clone's batch: image [b, H, W, 3] float32 in [0, 255],
     groundtruth_text / filename / lexicon [b] string, groundtruth_keypoints [b, N] float32 (zero
     padded), with b the sum of the readers' per-clone batch sizes; reader i fills rows
-    offset_i .. offset_i + b_i - 1.
+    offset_i .. offset_i + b_i - 1. A training step dequeues once per clone: images_per_step.
     """
 
-    def __init__(self, reader_examples, batch_sizes, prefetch_batches=10, drop_remainder=True):
+    def __init__(self, reader_examples, batch_sizes, prefetch_batches=10, drop_remainder=True,
+                 num_clones=1):
         """Batches each reader, concatenates per step and prefetches.
 
         Args:
@@ -243,6 +243,7 @@ class BatchQueue:
           batch_sizes: list of per-clone batch sizes, one per reader.
           prefetch_batches: concatenated batches prepared ahead.
           drop_remainder: drop a reader's last partial batch (static batch size).
+          num_clones: dequeue() calls per training step (one per model clone).
 
         Raises:
           ValueError: the lists differ in length or are empty, or a batch size is not positive.
@@ -253,6 +254,7 @@ class BatchQueue:
                 f"and {len(reader_examples)} readers"
             )
         self.batch_sizes = list(batch_sizes)
+        self._num_clones = num_clones
         batches = [
             batched(ds, b, drop_remainder)
             for ds, b in zip(reader_examples, batch_sizes, strict=True)
@@ -271,6 +273,11 @@ class BatchQueue:
         self.drop_counts = {r: self._counts[i] for i, r in enumerate(DROP_REASONS)}
         for reason, value in self.drop_counts.items():
             tf.summary.scalar(f"input/dropped_{reason}", value)
+
+    @property
+    def images_per_step(self):
+        """Images one training step takes: one batch of sum(batch_sizes) per clone."""
+        return sum(self.batch_sizes) * self._num_clones
 
     def dequeue(self):
         """Returns the next batch dict (call once per clone; each call is a different batch)."""

@@ -84,20 +84,36 @@ def configure(config, intra_op_threads=0, inter_op_threads=0, bfloat16=False, xl
     config.intra_op_parallelism_threads = intra_op_threads or cores
     config.inter_op_parallelism_threads = inter_op_threads or cores
     rewrite = config.graph_options.rewrite_options
+    if bfloat16 and not cpu_supports_bfloat16(flags):
+        _LOG.warning("bfloat16 mixed precision requested but this CPU has none of %s; "
+                     "running in float32", ", ".join(BFLOAT16_CPU_FLAGS))
+        bfloat16 = False
     if bfloat16:
-        if cpu_supports_bfloat16(flags):
-            rewrite.auto_mixed_precision_onednn_bfloat16 = type(rewrite).ON
-            for name in _LIST_VARS:  # an op may be on one list only
-                _add_to_env_list(name, FLOAT32_OPS)
-        else:
-            _LOG.warning("bfloat16 mixed precision requested but this CPU has none of %s; "
-                         "running in float32", ", ".join(BFLOAT16_CPU_FLAGS))
+        rewrite.auto_mixed_precision_onednn_bfloat16 = type(rewrite).ON
     if xla_jit:
-        xla_flags = os.environ.get("TF_XLA_FLAGS", "")
-        if _XLA_CPU_FLAG not in xla_flags:
-            os.environ["TF_XLA_FLAGS"] = f"{xla_flags} {_XLA_CPU_FLAG}".strip()
         config.graph_options.optimizer_options.global_jit_level = tf.OptimizerOptions.ON_1
+    _set_process_environment(bfloat16, xla_jit)
     return config
+
+
+def _set_process_environment(bfloat16, xla_jit):
+    """The halves of the bfloat16 and XLA options that TensorFlow reads from os.environ.
+
+    Why configure() writes the environment itself rather than leaving it to a set-up function of
+    the command-line programs: these settings have no ConfigProto field (TensorFlow reads the
+    bfloat16 pass's lists whenever Grappler rewrites a graph, and TF_XLA_FLAGS when the process
+    creates its first session), and each completes an option configure() sets on the ConfigProto.
+    Set apart, a caller (the trainer, a benchmark, a test) could get the bfloat16 pass without its
+    float32 list, running the LSTM state in bfloat16, or XLA auto-clustering without the CPU flag,
+    which does nothing. The writes only add missing entries, so calling configure() again is
+    harmless.
+    """
+    if bfloat16:
+        for name in _LIST_VARS:  # an op may be on one list only
+            _add_to_env_list(name, FLOAT32_OPS)
+    xla_flags = os.environ.get("TF_XLA_FLAGS", "")
+    if xla_jit and _XLA_CPU_FLAG not in xla_flags:
+        os.environ["TF_XLA_FLAGS"] = f"{xla_flags} {_XLA_CPU_FLAG}".strip()
 
 
 def _add_to_env_list(name, items):

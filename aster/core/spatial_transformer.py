@@ -1,4 +1,4 @@
-"""Thin-plate-spline (TPS) rectification network, ASTER section 3.1 (SPEC section 6).
+"""Thin-plate-spline (TPS) rectification network, ASTER section 3.1.
 
 Data flow (paper config)::
 
@@ -29,10 +29,9 @@ ones it is evaluated on.
 
 import numpy as np
 
+from aster.core import tps_options
 from aster.tf_setup import slim, tf
 
-INIT_PATTERNS = ("identity", "slope", "sine")
-ACTIVATIONS = ("none", "sigmoid")
 # Initial points are clipped to [eps, 1 - eps] before the logit when the activation is sigmoid.
 _SIGMOID_EPS = 1e-3
 
@@ -64,7 +63,8 @@ def init_control_points(num_control_points, pattern="identity", margin_x=0.0, ma
         bottom_y = 0.75 + 0.2 * np.sin(2.0 * np.pi * x)
     else:
         raise ValueError(
-            f"init_bias_pattern: unknown pattern {pattern!r}; expected one of {list(INIT_PATTERNS)}"
+            f"init_bias_pattern: unknown pattern {pattern!r}; "
+            f"expected one of {list(tps_options.INIT_PATTERNS)}"
         )
     top = np.stack([x, top_y], axis=1)
     bottom = np.stack([x, bottom_y], axis=1)
@@ -193,10 +193,10 @@ class SpatialTransformer:
         for name, value in (("margin_x", margin_x), ("margin_y", margin_y)):
             if not 0.0 <= value < 0.5:
                 raise ValueError(f"{name}: must be in [0, 0.5), got {value}")
-        if activation not in ACTIVATIONS:
+        if activation not in tps_options.ACTIVATIONS:
             raise ValueError(
                 f"activation: unknown activation {activation!r}; "
-                f"expected one of {list(ACTIVATIONS)}"
+                f"expected one of {list(tps_options.ACTIVATIONS)}"
             )
         self._convnet = convnet
         self._fc_hyperparams = fc_hyperparams

@@ -6,7 +6,7 @@ the decoder, preprocessor, batcher, model, trainer and evaluator.
 
 
 class TfExampleFields:
-    """Keys of the tf.train.Example features in ASTER TFRecords (SPEC section 5).
+    """Keys of the tf.train.Example features in ASTER TFRecords.
 
     image_encoded: PNG or JPEG bytes.
     image_format: b"png" or b"jpeg".
@@ -39,6 +39,8 @@ class InputDataFields:
     groundtruth_keypoints: [2 * num_points] float32, x/y normalised by width/height to [0, 1]
       (empty when absent).
     image_height, image_width: int32 scalars of the decoded image size.
+    valid: bool scalar from the decoder, False when the image or transcript could not be decoded
+      (the batcher drops and counts the record).
     """
 
     image = "image"
@@ -50,6 +52,7 @@ class InputDataFields:
     image_height = "image_height"
     image_width = "image_width"
     num_keypoints = "num_keypoints"
+    valid = "valid"
 
 
 class PredictionFields:

@@ -1,4 +1,4 @@
-"""Decodes serialized tf.train.Example records of the ASTER TFRecord schema (SPEC section 5).
+"""Decodes serialized tf.train.Example records of the ASTER TFRecord schema.
 
     decoder = TfExampleDecoder()
     tensor_dict = decoder.decode(serialized)   # inside tf.data.Dataset.map, graph mode
@@ -17,7 +17,7 @@ from aster.core.standard_fields import TfExampleFields as T
 from aster.tf_setup import tf
 
 # Key of the boolean scalar that says whether the image could be decoded.
-VALID = "valid"
+VALID = F.valid
 
 # A 1x1 black RGB PNG, decoded in place of bytes that are not an image (no tf.cond needed).
 _PLACEHOLDER_PNG = (

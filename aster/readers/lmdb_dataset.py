@@ -11,24 +11,6 @@ from aster.readers import lmdb_reader
 from aster.tf_setup import tf
 
 
-def expand_paths(path, field_path="path"):
-    """Expands a comma-separated list of LMDB directories or glob patterns (sorted).
-
-    Raises:
-      ValueError: empty value, or a pattern that matches nothing.
-    """
-    patterns = [p.strip() for p in path.split(",") if p.strip()]
-    if not patterns:
-        raise ValueError(f"{field_path} is empty; give an LMDB directory")
-    paths = []
-    for pattern in patterns:
-        matches = tf.io.gfile.glob(pattern)
-        if not matches:
-            raise ValueError(f"{field_path}: pattern {pattern!r} matches no LMDB database")
-        paths.extend(matches)
-    return sorted(set(paths))
-
-
 def _bytes_feature(value):
     return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
 

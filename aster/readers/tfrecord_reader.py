@@ -1,32 +1,6 @@
-"""TFRecord sources: expanding paths, globs and shards, and reading records interleaved."""
+"""TFRecord sources: reading records interleaved (paths: aster/readers/paths.py)."""
 
 from aster.tf_setup import tf
-
-
-def expand_paths(input_path, field_path="input_path"):
-    """Expands a comma-separated list of paths and glob patterns into a sorted list of files.
-
-    Args:
-      input_path: e.g. "data/synth90k_train_*.tfrecord,data/extra-?????-of-00010".
-      field_path: where the value came from (e.g. "train_input_reader[1].tf_record_input_reader
-        .input_path"), for error messages.
-
-    Returns:
-      sorted list of distinct file paths (str).
-
-    Raises:
-      ValueError: the value is empty, or one of its patterns matches no file.
-    """
-    patterns = [p.strip() for p in input_path.split(",") if p.strip()]
-    if not patterns:
-        raise ValueError(f"{field_path} is empty; give a path or a glob pattern")
-    files = []
-    for pattern in patterns:
-        matches = [m for m in tf.io.gfile.glob(pattern) if not tf.io.gfile.isdir(m)]
-        if not matches:
-            raise ValueError(f"{field_path}: pattern {pattern!r} matches no file")
-        files.extend(matches)
-    return sorted(set(files))
 
 
 def interleaved_records(files, num_readers=1, shuffle=False, num_epochs=0, seed=None):

@@ -27,6 +27,7 @@ from aster.tools.converters import (
     synth90k,
     synthtext,
 )
+from aster.utils import cli, cli_logging
 
 # name -> (help, add_arguments(parser), run(args, options) -> ConversionStats)
 _CONVERTERS = {
@@ -60,6 +61,7 @@ def _add_common_arguments(parser):
     parser.add_argument("--progress_every", type=int, default=1000,
                         help="entries between progress lines on stderr (0: none)")
     parser.add_argument("--limit", type=int, help="stop after writing this many records")
+    cli.add_verbose_flag(parser)
 
 
 def build_parser():
@@ -79,6 +81,8 @@ def build_parser():
 def main(argv=None):
     """Runs one converter; returns 0, or 2 with a message on stderr for a bad input."""
     args = build_parser().parse_args(argv)
+    if args.verbose:
+        cli_logging.configure(verbose=True)
     if args.num_shards < 1:
         print(f"aster-convert: error: --num_shards must be >= 1, got {args.num_shards}",
               file=sys.stderr)

@@ -15,8 +15,9 @@ writes, in --output_dir:
 
 Words: aster/tools/vocabulary.py (the english-words dictionary, or --word_list FILE), split
 three ways by a hash of the lower-cased text. Fonts: every usable font on the machine
-(aster/tools/fonts.py), split three ways by family. Every image carries `image/keypoints`: the
-top and bottom lines of its word through the drawn geometry (aster/tools/synth_render.py).
+(aster/tools/fonts.py), split three ways by family (aster/tools/font_families.py). Every image
+carries `image/keypoints`: the top and bottom lines of its word through the drawn geometry
+(aster/tools/synth_render.py).
 
 Determinism. Image i of a split is rendered from numpy's SeedSequence([seed, split id, i]), so
 the output depends only on the seed, the split, the index, the fonts found and the settings (not
@@ -35,8 +36,9 @@ import time
 
 import numpy as np
 
+from aster.tools import font_families, synth_render, synth_style, tfrecord_utils, vocabulary
 from aster.tools import fonts as fonts_lib
-from aster.tools import synth_render, synth_style, tfrecord_utils, vocabulary
+from aster.utils import cli, cli_logging
 
 # Rendered splits: (name, split id in the seed, word / font split, style preset, curve_prob).
 RENDER_SPLITS = (("train", 0, "train", "train", None), ("val", 1, "val", "train", None),
@@ -77,7 +79,7 @@ def make_plans(fonts, seed=0, val_disjoint="both", heldout=None, style=synth_sty
     if val_disjoint not in DISJOINT_MODES:
         raise ValueError(f"val_disjoint {val_disjoint!r}; expected one of {DISJOINT_MODES}")
     if val_disjoint in ("both", "fonts"):
-        font_splits, note = fonts_lib.split_families(fonts, heldout)
+        font_splits, note = font_families.split_families(fonts, heldout)
     else:
         font_splits = {split: fonts for split in vocabulary.SPLITS}
         note = "train and validation share all fonts"
@@ -91,7 +93,7 @@ def make_plans(fonts, seed=0, val_disjoint="both", heldout=None, style=synth_sty
         split_style = style if preset == "train" else ood_style
         if curve_prob is not None:
             split_style = split_style.replace(curve_prob=curve_prob)
-        families = fonts_lib.group_by_family(font_splits[split])
+        families = font_families.group_by_family(font_splits[split])
         plans[name] = SplitPlan(name, split_id, seed, vocabularies[split],
                                 tuple((f, tuple(fs)) for f, fs in families.items()), split_style)
     return plans, note
@@ -252,6 +254,7 @@ def build_parser():
     parser.add_argument("--fonts", nargs="*", default=[], help="use only these font files")
     parser.add_argument("--list_fonts", action="store_true",
                         help="print the usable fonts by family and the split, then exit")
+    cli.add_verbose_flag(parser)
     return parser
 
 
@@ -296,11 +299,11 @@ def run(args):
                              word_list=args.word_list, random_fraction=args.random_fraction,
                              max_length=args.max_length)
     print(f"aster-synth-words: {len(fonts)} usable fonts in "
-          f"{len(fonts_lib.group_by_family(fonts))} families; {note}")
+          f"{len(font_families.group_by_family(fonts))} families; {note}")
     for name, plan in plans.items():
         print(f"  {name}: {len(plan.families)} families, {plan.vocabulary.num_words} words")
     if args.list_fonts:
-        for family, members in fonts_lib.group_by_family(fonts).items():
+        for family, members in font_families.group_by_family(fonts).items():
             print(f"  {family}: {', '.join(os.path.basename(f.path) for f in members)}")
         return {}
     os.makedirs(args.output_dir, exist_ok=True)
@@ -324,6 +327,8 @@ def run(args):
 def main(argv=None):
     """Console entry point; returns 0, or 2 with a message on stderr for a bad setting."""
     args = build_parser().parse_args(argv)
+    if args.verbose:
+        cli_logging.configure(verbose=True)
     try:
         run(args)
     except ValueError as err:  # includes fonts.NoFontsError and vocabulary.VocabularyError

@@ -1,6 +1,6 @@
 """Builds ASTER tf.train.Examples and writes them to (sharded) TFRecord files.
 
-The record schema is SPEC section 5; keys from `aster.core.standard_fields.TfExampleFields`:
+The record schema: keys from `aster.core.standard_fields.TfExampleFields`:
 
     image/encoded    bytes     PNG or JPEG bytes
     image/format     bytes     b"png" or b"jpeg"

@@ -281,10 +281,3 @@ def optimize_clones(clones, optimizer, regularization_losses=None, **kwargs):
 def first_clone_update_ops(clones):
     """UPDATE_OPS (batch-norm moving statistics) created by the first clone."""
     return tf.get_collection(tf.GraphKeys.UPDATE_OPS, clones[0].scope or None)
-
-
-def parameter_count(variables=None):
-    """Total number of elements in the given (default: trainable) variables."""
-    variables = tf.trainable_variables() if variables is None else variables
-    return sum(int(v.shape.num_elements() or 0) for v in variables)
-

@@ -1,14 +1,19 @@
-"""Parameter and FLOP counts of a model config (used by tests and benchmarks/flops.py)."""
+"""Parameter and FLOP counts of a model (used by the trainer's start-up log, tests and
+benchmarks/flops.py).
+
+    model_stats.parameter_count()                    # trainable parameters of the default graph
+    model_stats.model_stats(functools.partial(model_builder.build, config.model), 64, 256)
+"""
 
 import numpy as np
 
-from aster.builders import model_builder
 from aster.tf_setup import tf
 
 
-def count_parameters(variables):
-    """Total number of elements in `variables` (a list of tf.Variable)."""
-    return int(sum(np.prod(v.shape.as_list()) for v in variables))
+def parameter_count(variables=None):
+    """Total number of elements in the given (default: trainable) variables."""
+    variables = tf.trainable_variables() if variables is None else variables
+    return sum(int(v.shape.num_elements() or 0) for v in variables)
 
 
 def _float_ops(graph):
@@ -17,8 +22,8 @@ def _float_ops(graph):
     return tf.profiler.profile(graph, options=opts).total_float_ops
 
 
-def model_stats(model_config, input_height, input_width, label="x"):
-    """Trainable parameters and forward FLOPs per image of a model config.
+def model_stats(build_model, input_height, input_width, label="x"):
+    """Trainable parameters and forward FLOPs per image of a model.
 
     FLOPs are TensorFlow's profiler count (a multiply and an add count as two), for one image of
     input_height x input_width: the rectifier and encoder, plus every decoder run teacher-forced
@@ -26,7 +31,8 @@ def model_stats(model_config, input_height, input_width, label="x"):
     share at inference).
 
     Args:
-      model_config: model_pb2.Model.
+      build_model: callable(is_training) -> RecognitionModel, e.g.
+        functools.partial(model_builder.build, model_config) (the model is built twice).
       input_height, input_width: int, the size fed to preprocess().
       label: a groundtruth word for the teacher-forced pass.
 
@@ -35,16 +41,16 @@ def model_stats(model_config, input_height, input_width, label="x"):
     """
     images = np.zeros([1, input_height, input_width, 3], np.float32)
     with tf.Graph().as_default() as graph:
-        model = model_builder.build(model_config, is_training=False)
+        model = build_model(is_training=False)
         model.predict(model.preprocess(tf.constant(images)))
         encoder_flops = _float_ops(graph)  # decoders inside while loops are not counted here
     with tf.Graph().as_default() as graph:
-        model = model_builder.build(model_config, is_training=True)
+        model = build_model(is_training=True)
         predictions = model.predict(model.preprocess(tf.constant(images)))
         model.provide_groundtruth(tf.constant([label]))
         model.loss(predictions)
         total_flops = _float_ops(graph)
-        parameters = count_parameters(tf.trainable_variables())
+        parameters = parameter_count()
     return {
         "parameters": parameters,
         "encoder_flops": encoder_flops,

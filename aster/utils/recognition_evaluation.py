@@ -1,6 +1,6 @@
 """Word-recognition metrics: accuracy, 1 - normalized edit distance and lexicon accuracy.
 
-Protocols (SPEC section 8). Before comparing, both the prediction and the ground truth are
+Protocols. Before comparing, both the prediction and the ground truth are
 filtered to the protocol's characters:
 
 * 36: digits and letters, case-insensitive (both sides lower-cased first). The paper's protocol.
@@ -34,27 +34,29 @@ out of every ratio; a ratio with no examples is ``None``, never a division by ze
 """
 
 import dataclasses
-import string
 import unicodedata
 
 import editdistance
 
-_ALNUM_LOWER = frozenset(string.digits + string.ascii_lowercase)
-_ALNUM = frozenset(string.digits + string.ascii_letters)
-_PRINTABLE = frozenset(chr(c) for c in range(33, 127))
+from aster.core import charsets
 
 AUTO = 0
 CHARSET = 1
-ASCII_PROTOCOLS = (36, 62, 94)
+# The one table of the ASCII protocols: protocol -> (description, the built-in character set it
+# keeps, whether both sides are lower-cased first).
+_ASCII = {
+    36: ("case-insensitive digits and letters", frozenset(charsets.LOWERCASE), True),
+    62: ("case-sensitive digits and letters", frozenset(charsets.ALLCASES), False),
+    94: ("printable ASCII", frozenset(charsets.ALLCASES_SYMBOLS), False),
+}
+ASCII_PROTOCOLS = tuple(_ASCII)
 PROTOCOLS = ASCII_PROTOCOLS + (CHARSET,)  # what RecognitionEvaluation scores
 SETTINGS = (AUTO, CHARSET) + ASCII_PROTOCOLS  # what eval_config.protocol accepts (AUTO resolves)
 
 PROTOCOL_NAMES = {
     AUTO: "auto: 36 for an ASCII character set, else 1",
     CHARSET: "the model's character set, NFKC",
-    36: "case-insensitive digits and letters",
-    62: "case-sensitive digits and letters",
-    94: "printable ASCII",
+    **{protocol: name for protocol, (name, _, _) in _ASCII.items()},
 }
 
 
@@ -147,9 +149,9 @@ def text_filter(protocol, charset=None, fold_case=False):
                              "character set")
         keep = charset_characters(charset, fold_case)
         return lambda text: "".join(c for c in normalize_text(text, fold_case) if c in keep)
-    if protocol == 36:
-        return lambda text: "".join(c for c in to_text(text).lower() if c in _ALNUM_LOWER)
-    keep = _ALNUM if protocol == 62 else _PRINTABLE
+    _, keep, lower_case = _ASCII[protocol]
+    if lower_case:
+        return lambda text: "".join(c for c in to_text(text).lower() if c in keep)
     return lambda text: "".join(c for c in to_text(text) if c in keep)
 
 

@@ -75,6 +75,14 @@ def test_clones_split_each_reader_batch(tmp_path):
     assert [t[:1] for t in a] == [b"a", b"b", b"b"] and len(b) == 3
 
 
+def test_batch_queue_images_per_step_is_train_config_batch_size(tmp_path):
+    fx.write_records(tmp_path / "a.tfrecord", fx.word_records("a", 5))
+    config = _pipeline([_tfrecord(f"{tmp_path}/a.tfrecord")] * 2, [2, 4], RESIZE)
+    with tf.Graph().as_default():
+        assert _queue(config).images_per_step == 6
+        assert _queue(config, num_clones=2).images_per_step == 6
+
+
 def test_drops_are_counted_and_batches_still_arrive(tmp_path):
     records = fx.word_records("w", 4) + [
         b"\x00\x01 not an Example",

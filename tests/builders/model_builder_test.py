@@ -1,13 +1,12 @@
 import os
 
-import numpy as np
 import pytest
 from google.protobuf import text_format
 
 from aster.builders import model_builder
 from aster.core import standard_fields as fields
 from aster.meta_architectures import multi_predictors_recognition_model as mprm
-from aster.predictors import attention_predictor, ctc_predictor
+from aster.predictors import attention_predictor
 from aster.protos import model_pb2
 from aster.tf_setup import tf
 from aster.utils import config_util, model_stats
@@ -23,15 +22,6 @@ feature_extractor {
 }
 """
 
-CTC_MODEL = f"""
-multi_predictors_recognition_model {{
-  input_height: 32 input_width: 100
-  {TINY_ENCODER}
-  predictor {{ name: "Ctc" ctc_predictor {{ label_map {{ character_set {{ built_in_set: LOWERCASE }} }}
-                                         fc_hyperparams {{ op: FC activation: NONE }} }} }}
-}}
-"""
-
 
 def _model_config(path):
     return config_util.load_pipeline_config(os.path.join(CONFIGS, path)).model
@@ -39,10 +29,6 @@ def _model_config(path):
 
 def _parse(text):
     return text_format.Parse(text, model_pb2.Model())
-
-
-def _num_params():
-    return int(sum(np.prod(v.shape.as_list()) for v in tf.trainable_variables()))
 
 
 @pytest.mark.parametrize("is_training", [True, False])
@@ -70,7 +56,7 @@ def test_paper_config_shapes_classes_and_parameter_count():
         preprocessed = model.preprocess(tf.zeros([2, 64, 256, 3]))
         preds = model.predict(preprocessed)
         out = model.postprocess(preds)
-        num_params = _num_params()
+        num_params = model_stats.parameter_count()
     assert preprocessed.shape.as_list() == [2, 64, 256, 3]
     assert preds[fields.PredictionFields.rectified_images].shape.as_list() == [2, 32, 100, 3]
     assert preds[fields.PredictionFields.control_points].shape.as_list() == [2, 20, 2]
@@ -80,40 +66,6 @@ def test_paper_config_shapes_classes_and_parameter_count():
     assert out[fields.PredictionFields.text].shape.as_list() == [2]
     print(f"aster_paper.config trainable parameters: {num_params:,}")
     assert 15e6 < num_params < 30e6
-
-
-@pytest.mark.slow
-def test_paper_config_forward_flops_per_image():
-    """Forward FLOPs (multiply and add counted separately) of one 64x256 image: rectifier and
-    encoder, plus each decoder unrolled over all 30 steps (one hypothesis; a beam of 5 costs about
-    five times the decoder share)."""
-    stats = model_stats.model_stats(_model_config("aster_paper.config"), 64, 256)
-    print(f"aster_paper.config forward FLOPs per image: {stats['forward_flops'] / 1e9:.3f} G "
-          f"(rectifier + encoder ~{stats['encoder_flops'] / 1e9:.3f} G, two 30-step decoders "
-          f"~{stats['decoder_flops'] / 1e9:.3f} G)")
-    assert 1e9 < stats["encoder_flops"] < 3e9 and stats["decoder_flops"] > 1e6
-    assert stats["parameters"] == 22086216
-
-
-def test_ctc_model_builds_and_trains():
-    with tf.Graph().as_default():
-        tf.set_random_seed(0)
-        model = model_builder.build(_parse(CTC_MODEL), is_training=True)
-        assert isinstance(model.predictors[0], ctc_predictor.CtcPredictor)
-        rng = np.random.RandomState(0)
-        images = tf.constant(rng.uniform(0, 255, [4, 32, 100, 3]), tf.float32)
-        preds = model.predict(model.preprocess(images))
-        assert [f.shape.as_list() for f in preds[mprm.FEATURE_MAPS]] == [[4, 25, 16]]
-        model.provide_groundtruth(tf.constant(["ab", "cat", "dog", "xyz"]))
-        loss = model.loss(preds)["Ctc/loss"]
-        with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
-            train_op = tf.train.AdamOptimizer(0.01).minimize(loss)
-        text = model.postprocess(preds)[fields.PredictionFields.text]
-        with tf.Session() as sess:
-            sess.run([tf.global_variables_initializer(), tf.tables_initializer()])
-            losses = [sess.run([loss, train_op])[0] for _ in range(20)]
-            assert sess.run(text).shape == (4,)
-    assert losses[-1] < 0.5 * losses[0]
 
 
 def test_auxiliary_ctc_head_adds_a_loss_but_is_not_decoded():

@@ -4,7 +4,7 @@ from google.protobuf import text_format
 
 from aster.builders import spatial_transformer_builder
 from aster.convnets import stn_convnet
-from aster.core import spatial_transformer
+from aster.core import spatial_transformer, tps_options
 from aster.protos import hyperparams_pb2, spatial_transformer_pb2
 from aster.tf_setup import slim, tf
 
@@ -78,6 +78,18 @@ def test_tiny_stn_sigmoid_starts_at_pattern():
             sess.run(tf.global_variables_initializer())
             value = sess.run(points)
     np.testing.assert_allclose(value[0], stn.init_control_points, atol=1e-5)
+
+
+@pytest.mark.parametrize("pattern", tps_options.INIT_PATTERNS)
+@pytest.mark.parametrize("activation", tps_options.ACTIVATIONS)
+def test_every_listed_pattern_and_activation_translates(pattern, activation):
+    config = _config(_TINY, init_bias_pattern=pattern, activation=activation)
+    stn = spatial_transformer_builder.build(config, is_training=True)
+    expected = spatial_transformer.init_control_points(20, pattern, 0.1, 0.1)
+    if activation == "sigmoid":
+        expected = np.clip(expected, 1e-3, 1 - 1e-3)
+    np.testing.assert_allclose(stn.init_control_points, expected)
+    assert stn._activation == activation
 
 
 @pytest.mark.parametrize(

@@ -122,6 +122,13 @@ def test_batch_queue_needs_one_batch_size_per_reader():
             batcher.BatchQueue([dataset, dataset], [1])
 
 
+def test_batch_queue_reports_the_images_of_one_step():
+    with tf.Graph().as_default():
+        dataset = _examples(_records(*fx.word_records("w", 2)))
+        assert batcher.BatchQueue([dataset, dataset], [2, 3]).images_per_step == 5
+        assert batcher.BatchQueue([dataset, dataset], [2, 3], num_clones=2).images_per_step == 10
+
+
 def test_batched_rejects_non_positive_size():
     with tf.Graph().as_default(), pytest.raises(ValueError, match="must be positive, got 0"):
         batcher.batched(_examples(_records(*fx.word_records("w", 1))), 0, True)

@@ -2,12 +2,14 @@ import os
 
 import numpy as np
 import pytest
+from google.protobuf import text_format
 
 from aster.builders import model_builder
 from aster.core import attention_decoder, label_map, loss
 from aster.core import standard_fields as fields
 from aster.meta_architectures import multi_predictors_recognition_model as mprm
-from aster.predictors import attention_predictor
+from aster.predictors import attention_predictor, ctc_predictor
+from aster.protos import model_pb2
 from aster.tf_setup import slim, tf
 from aster.utils import config_util
 
@@ -230,3 +232,36 @@ def test_predict_with_target_control_points_reuses_every_variable_and_is_a_resiz
         normal[fields.PredictionFields.text])
     np.testing.assert_allclose(forced[fields.PredictionFields.scores],
                                normal[fields.PredictionFields.scores], atol=1e-5)
+
+
+# A ResNet + BiLSTM encoder (16 units) and one CTC head, input 32 x 100 (25 frames).
+_CTC_MODEL = """multi_predictors_recognition_model { input_height: 32 input_width: 100
+  feature_extractor {
+    convnet { resnet { net_depth: RESNET_30 block_depths: [8, 8, 16, 16, 16]
+      conv_hyperparams { op: CONV batch_norm { decay: 0.9 } } } }
+    bidirectional_rnn { fw_bw_rnn_cell { lstm_cell { num_units: 16 } } num_output_units: 16
+      fc_hyperparams { op: FC } } }
+  predictor { name: "Ctc" ctc_predictor { fc_hyperparams { op: FC activation: NONE }
+    label_map { character_set { built_in_set: LOWERCASE } } } } }"""
+
+
+def test_ctc_model_builds_and_trains():
+    with tf.Graph().as_default():
+        tf.set_random_seed(0)
+        model = model_builder.build(text_format.Parse(_CTC_MODEL, model_pb2.Model()),
+                                    is_training=True)
+        assert isinstance(model.predictors[0], ctc_predictor.CtcPredictor)
+        rng = np.random.RandomState(0)
+        images = tf.constant(rng.uniform(0, 255, [4, 32, 100, 3]), tf.float32)
+        preds = model.predict(model.preprocess(images))
+        assert [f.shape.as_list() for f in preds[mprm.FEATURE_MAPS]] == [[4, 25, 16]]
+        model.provide_groundtruth(tf.constant(["ab", "cat", "dog", "xyz"]))
+        loss = model.loss(preds)["Ctc/loss"]
+        with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+            train_op = tf.train.AdamOptimizer(0.01).minimize(loss)
+        text = model.postprocess(preds)[fields.PredictionFields.text]
+        with tf.Session() as sess:
+            sess.run([tf.global_variables_initializer(), tf.tables_initializer()])
+            losses = [sess.run([loss, train_op])[0] for _ in range(20)]
+            assert sess.run(text).shape == (4,)
+    assert losses[-1] < 0.5 * losses[0]

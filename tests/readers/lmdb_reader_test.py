@@ -68,8 +68,3 @@ def test_lmdb_records_are_examples_the_decoder_reads(tmp_path):
     assert out["filename"] == b"db:1"
 
 
-def test_lmdb_expand_paths_no_match_raises(tmp_path):
-    with pytest.raises(ValueError, match=r"lmdb_input_reader.path: pattern .* matches no LMDB"):
-        lmdb_dataset.expand_paths(f"{tmp_path}/none*", "lmdb_input_reader.path")
-    with pytest.raises(ValueError, match="is empty"):
-        lmdb_dataset.expand_paths("", "lmdb_input_reader.path")

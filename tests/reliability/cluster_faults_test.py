@@ -1,7 +1,7 @@
 """Reliability: cluster faults on 127.0.0.1 (ps + 2 async workers as real processes).
 
 A worker SIGKILLed and restarted rejoins and the run finishes; a SIGKILLed ps stops the workers
-with an error naming it within a bounded time (aster.train.PsWatchdog) instead of hanging.
+with an error naming it within a bounded time (aster.utils.cluster.PsWatchdog) instead of hanging.
 """
 
 import json
@@ -14,6 +14,7 @@ import pytest
 
 from aster import train, trainer
 from aster.tf_setup import tf
+from aster.utils import cluster
 
 # --------------------------------------------------------------------------- end to end
 
@@ -44,7 +45,7 @@ class _Clock:
 def _watchdog(states, lost_after=10.0, train_dir="/nonexistent"):
     """A watchdog over two ps tasks whose probe answers from `states` (address -> reason)."""
     clock = _Clock()
-    watchdog = train.PsWatchdog(["h:1", "h:2"], lost_after, train_dir, clock=clock,
+    watchdog = cluster.PsWatchdog(["h:1", "h:2"], lost_after, train_dir, clock=clock,
                                 probe=lambda address: states[address])
     return watchdog, clock
 
@@ -93,7 +94,7 @@ def test_ps_watchdog_thread_reports_a_closed_port_once():
     listener.listen()
     address = f"127.0.0.1:{listener.getsockname()[1]}"
     lost, called = [], threading.Event()
-    watchdog = train.PsWatchdog([address], 0.2, "/nonexistent", poll_secs=0.05,
+    watchdog = cluster.PsWatchdog([address], 0.2, "/nonexistent", poll_secs=0.05,
                                 on_lost=lambda message: (lost.append(message), called.set()))
     watchdog.start()
     try:
@@ -132,7 +133,7 @@ def _main_with_failing_train(tmp_path, monkeypatch, error, tf_config):
         monkeypatch.setenv("TF_CONFIG", json.dumps(tf_config))
     else:
         monkeypatch.delenv("TF_CONFIG", raising=False)
-    monkeypatch.setattr(train, "_start_server", lambda info, config: types.SimpleNamespace(
+    monkeypatch.setattr(cluster, "start_server", lambda info, config: types.SimpleNamespace(
         target="grpc://unused"))
     monkeypatch.setattr(trainer, "train", _raise(error))
     return train.main(["--pipeline_config_path", path, "--train_dir", str(tmp_path / "t")])

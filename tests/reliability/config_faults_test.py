@@ -1,4 +1,4 @@
-"""Reliability: hundreds of mutated configs are all rejected with the field path (SPEC section 9).
+"""Reliability: hundreds of mutated configs are all rejected with the field path.
 
 The generator is tests/reliability/faults_configs.py; `make reliability` reports the same figures.
 """
@@ -10,7 +10,7 @@ import pytest
 
 from aster import train, trainer
 from aster.protos import pipeline_pb2
-from aster.utils import config_checks, config_util
+from aster.utils import config_text, config_util
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +94,7 @@ def test_missing_train_file_is_a_config_error_not_a_traceback(tmp_path, capsys):
 ])
 def test_path_at_names_the_field_at_a_position(text, line, column, path):
     root = pipeline_pb2.TrainEvalPipelineConfig.DESCRIPTOR
-    assert config_checks.path_at(text, line, column, root) == path
+    assert config_text.path_at(text, line, column, root) == path
 
 
 def test_check_files_train_ignores_eval_readers(tmp_path):

@@ -1,5 +1,5 @@
 """Reliability: bad records are dropped and counted, training and evaluation keep going, and a
-decompression bomb is refused from its header (SPEC section 9). Cases: faults_data.py."""
+decompression bomb is refused from its header. Cases: faults_data.py."""
 
 import io
 import json
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from aster import demo, export
+from aster import demo, inference
 from aster.data_decoders import tf_example_decoder
 from aster.tf_setup import tf
 
@@ -87,10 +87,10 @@ def test_is_utf8(text, ok):
 
 def test_export_decode_refuses_a_bomb_with_a_message():
     with tf.Graph().as_default():
-        images = export.decode_and_resize(tf.constant([faults_data.bomb_png()]), 8, 16)
+        images = inference.decode_and_resize(tf.constant([faults_data.bomb_png()]), 8, 16)
         with pytest.raises(tf.errors.InvalidArgumentError, match="pixels; refused"):
             _run(images)
-        ok = export.decode_and_resize(tf.constant([_encoded("PNG")]), 8, 16)
+        ok = inference.decode_and_resize(tf.constant([_encoded("PNG")]), 8, 16)
         assert _run(ok).shape == (1, 8, 16, 3)
 
 

@@ -1,12 +1,12 @@
-"""Tests for aster/tools/fonts.py."""
+"""Tests for aster/tools/fonts.py, font_checks.py and font_families.py."""
 
 import os
 import re
 
 import pytest
 
-from aster.tools import fonts
-from aster.tools.fonts import FontInfo
+from aster.tools import font_checks, font_families, fonts
+from aster.tools.font_checks import FontInfo
 
 
 @pytest.fixture(scope="module")
@@ -22,20 +22,20 @@ def _fake(family, count):
 
 
 def test_family_name_strips_width_and_weight_words():
-    assert fonts.family_name("DejaVu Sans Condensed") == "DejaVu Sans"
-    assert fonts.family_name("Liberation Sans Narrow Bold") == "Liberation Sans"
-    assert fonts.family_name("Bold") == "Bold"
+    assert font_families.family_name("DejaVu Sans Condensed") == "DejaVu Sans"
+    assert font_families.family_name("Liberation Sans Narrow Bold") == "Liberation Sans"
+    assert font_families.family_name("Bold") == "Bold"
 
 
 def test_found_fonts_render_required_characters(machine_fonts):
     assert machine_fonts == sorted(machine_fonts, key=lambda f: f.path)
-    assert all(fonts.inspect_font(f.path) == f for f in machine_fonts[:2])
+    assert all(font_checks.inspect_font(f.path) == f for f in machine_fonts[:2])
 
 
 def test_inspect_font_rejects_non_font_file(tmp_path):
     path = tmp_path / "fake.ttf"
     path.write_bytes(b"not a font")
-    assert fonts.inspect_font(str(path)) is None
+    assert font_checks.inspect_font(str(path)) is None
 
 
 def test_find_fonts_without_usable_font_raises(tmp_path, monkeypatch):
@@ -59,7 +59,7 @@ def test_explicit_unreadable_font_file_raises_naming_it(tmp_path):
 
 def test_split_fonts_holds_out_smallest_families():
     found = _fake("A", 3) + _fake("B", 1) + _fake("C", 2) + _fake("D", 4) + _fake("E", 5)
-    train, val, note = fonts.split_fonts(found)
+    train, val, note = font_families.split_fonts(found)
     assert {f.family for f in val} == {"B"}
     assert {f.family for f in train} == {"A", "C", "D", "E"}
     assert "B" in note
@@ -67,29 +67,29 @@ def test_split_fonts_holds_out_smallest_families():
 
 def test_split_fonts_named_families():
     found = _fake("A", 2) + _fake("B", 2) + _fake("C", 2)
-    train, val, _ = fonts.split_fonts(found, heldout_families=("A", "C"))
+    train, val, _ = font_families.split_fonts(found, heldout_families=("A", "C"))
     assert {f.family for f in val} == {"A", "C"} and {f.family for f in train} == {"B"}
 
 
 def test_split_fonts_unknown_family_raises():
     with pytest.raises(ValueError, match="'Z'.*not found"):
-        fonts.split_fonts(_fake("A", 2) + _fake("B", 1), heldout_families=("Z",))
+        font_families.split_fonts(_fake("A", 2) + _fake("B", 1), heldout_families=("Z",))
 
 
 def test_split_fonts_holding_out_every_family_raises():
     with pytest.raises(ValueError, match="leaves no font family"):
-        fonts.split_fonts(_fake("A", 2) + _fake("B", 1), heldout_families=("A", "B"))
+        font_families.split_fonts(_fake("A", 2) + _fake("B", 1), heldout_families=("A", "B"))
 
 
 def test_split_fonts_single_family_holds_out_files():
     found = _fake("A", 8)
-    train, val, note = fonts.split_fonts(found)
+    train, val, note = font_families.split_fonts(found)
     assert len(val) == 2 and not set(val) & set(train) and len(train) == 6
     assert "only one font family" in note
 
 
 def test_split_fonts_single_file_is_shared():
-    train, val, note = fonts.split_fonts(_fake("A", 1))
+    train, val, note = font_families.split_fonts(_fake("A", 1))
     assert train == val and "share it" in note
 
 
@@ -133,18 +133,18 @@ def _isolate(monkeypatch):
 
 
 def _blank(path, char):
-    font = fonts.ImageFont.truetype(path, 32)
-    return fonts._render(font, char, (96, 96)).getbbox() is None
+    font = font_checks.ImageFont.truetype(path, 32)
+    return font_checks._render(font, char, (96, 96)).getbbox() is None
 
 
 def test_chars_come_from_the_cmap(machine_fonts):
     font = machine_fonts[0]
     assert font.can_draw("Hello42") and font.can_draw("Hello 42")
-    assert set(fonts.REQUIRED_CHARS) <= font.chars
+    assert set(font_checks.REQUIRED_CHARS) <= font.chars
     lacking = next(c for c in ("\u4e2d", "\uac00", "\u0e01", "\U0001f600", "\U000e0001")
                    if c not in font.chars)
     assert not font.can_draw("Hello" + lacking)
-    assert font.chars == fonts.cmap_chars(font.path)
+    assert font.chars == font_checks.cmap_chars(font.path)
     hash(font)
     assert "chars" not in repr(font)
 
@@ -152,11 +152,11 @@ def test_chars_come_from_the_cmap(machine_fonts):
 def test_chars_leave_out_blank_glyphs(machine_fonts):
     checked = set()
     for font in machine_fonts:  # one TrueType and one CFF font where the machine has them
-        kind = "cff" if "CFF " in fonts.TTFont(font.path, lazy=True) else "glyf"
+        kind = "cff" if "CFF " in font_checks.TTFont(font.path, lazy=True) else "glyf"
         if kind in checked:
             continue
         checked.add(kind)
-        cmap = fonts.TTFont(font.path, fontNumber=0, lazy=True).getBestCmap()
+        cmap = font_checks.TTFont(font.path, fontNumber=0, lazy=True).getBestCmap()
         mapped = [chr(c) for c in sorted(cmap) if not chr(c).isspace()]
         left_out = [c for c in mapped if c not in font.chars]
         kept = [c for c in mapped if c in font.chars]
@@ -208,13 +208,13 @@ def test_explicit_font_dir_missing_or_empty_raises_naming_it(tmp_path, monkeypat
 
 
 def test_caps_like_count_on_synthetic_small_caps(machine_fonts):
-    big = fonts.ImageFont.truetype(machine_fonts[0].path, 32)
-    small = fonts.ImageFont.truetype(machine_fonts[0].path, 22)
-    upper = [fonts._render(big, c.upper()) for c in fonts._CAPS_LETTERS]
-    small_caps = [fonts._render(small, c.upper()) for c in fonts._CAPS_LETTERS]
-    lower = [fonts._render(big, c) for c in fonts._CAPS_LETTERS]
-    assert fonts.caps_like_count(small_caps, upper) == len(fonts._CAPS_LETTERS)
-    assert fonts.caps_like_count(lower, upper) < fonts._CAPS_MAJORITY
+    big = font_checks.ImageFont.truetype(machine_fonts[0].path, 32)
+    small = font_checks.ImageFont.truetype(machine_fonts[0].path, 22)
+    upper = [font_checks._render(big, c.upper()) for c in font_checks._CAPS_LETTERS]
+    small_caps = [font_checks._render(small, c.upper()) for c in font_checks._CAPS_LETTERS]
+    lower = [font_checks._render(big, c) for c in font_checks._CAPS_LETTERS]
+    assert font_checks.caps_like_count(small_caps, upper) == len(font_checks._CAPS_LETTERS)
+    assert font_checks.caps_like_count(lower, upper) < font_checks._CAPS_MAJORITY
 
 
 def test_small_caps_font_is_rejected():
@@ -224,8 +224,8 @@ def test_small_caps_font_is_rejected():
     if not paths:
         pytest.skip("no small-caps font on this machine (Debian fonts-go or fonts-adf-irianis)")
     for path in paths:
-        info, reason, _ = fonts._inspect(path)
-        assert info is None and reason == fonts.ALL_CAPS
+        info, reason, _ = font_checks.check_font(path)
+        assert info is None and reason == font_checks.ALL_CAPS
 
 
 # ---- split_families
@@ -241,35 +241,35 @@ def _split_families(splits):
 
 def test_split_families_is_disjoint_deterministic_and_sized():
     found = _families(40)
-    splits, note = fonts.split_families(found)
+    splits, note = font_families.split_families(found)
     families = _split_families(splits)
     assert len(families["val"]) == 4 and len(families["val_ood"]) == 6
     assert len(families["train"]) == 30
     assert not (families["train"] & families["val"] or families["train"] & families["val_ood"]
                 or families["val"] & families["val_ood"])
     assert families["train"] | families["val"] | families["val_ood"] == {f.family for f in found}
-    assert all(len(splits[k]) == 2 * len(families[k]) for k in fonts.SPLITS)  # whole families
+    assert all(len(splits[k]) == 2 * len(families[k]) for k in font_families.SPLITS)  # whole families
     shuffled = found[::-1][1::2] + found[::-1][::2]
-    assert _split_families(fonts.split_families(shuffled)[0]) == families
-    for k in fonts.SPLITS:
+    assert _split_families(font_families.split_families(shuffled)[0]) == families
+    for k in font_families.SPLITS:
         assert all(name in note for name in families[k])
 
 
 def test_split_families_moves_few_families_when_one_is_added():
-    before = _split_families(fonts.split_families(_families(40))[0])
-    after = _split_families(fonts.split_families(_families(41))[0])
-    moved = {f for k in fonts.SPLITS for f in before[k] ^ after[k]} - {"Family40"}
+    before = _split_families(font_families.split_families(_families(40))[0])
+    after = _split_families(font_families.split_families(_families(41))[0])
+    moved = {f for k in font_families.SPLITS for f in before[k] ^ after[k]} - {"Family40"}
     assert len(moved) <= 2
 
 
 def test_split_families_named():
     found = _families(10)
-    splits, note = fonts.split_families(
+    splits, note = font_families.split_families(
         found, heldout={"val": ["Family01"], "val_ood": ["Family02", "Family03"]})
     families = _split_families(splits)
     assert families["val"] == {"Family01"} and families["val_ood"] == {"Family02", "Family03"}
     assert len(families["train"]) == 7 and "named" in note
-    splits, _ = fonts.split_families(found, heldout={"val_ood": ["Family05"]})
+    splits, _ = font_families.split_families(found, heldout={"val_ood": ["Family05"]})
     families = _split_families(splits)
     assert families["val_ood"] == {"Family05"} and len(families["val"]) == 1
     assert "Family05" not in families["val"] | families["train"]
@@ -278,28 +278,28 @@ def test_split_families_named():
 def test_split_families_errors():
     found = _families(4)
     with pytest.raises(ValueError, match=r"\['Nope'\] not found; families found: \['Family00'"):
-        fonts.split_families(found, heldout={"val": ["Nope"]})
+        font_families.split_families(found, heldout={"val": ["Nope"]})
     with pytest.raises(ValueError, match="both val and val_ood"):
-        fonts.split_families(found, heldout={"val": ["Family00"], "val_ood": ["Family00"]})
+        font_families.split_families(found, heldout={"val": ["Family00"], "val_ood": ["Family00"]})
     with pytest.raises(ValueError, match="leaves no font family"):
-        fonts.split_families(found, heldout={"val": ["Family00", "Family01"],
+        font_families.split_families(found, heldout={"val": ["Family00", "Family01"],
                                              "val_ood": ["Family02", "Family03"]})
     with pytest.raises(ValueError, match="fractions"):
-        fonts.split_families(found, fractions={"val": 0.6, "val_ood": 0.5})
+        font_families.split_families(found, fractions={"val": 0.6, "val_ood": 0.5})
     with pytest.raises(ValueError, match="heldout keys"):
-        fonts.split_families(found, heldout={"test": ["Family00"]})
+        font_families.split_families(found, heldout={"test": ["Family00"]})
     with pytest.raises(ValueError, match="no fonts"):
-        fonts.split_families([])
+        font_families.split_families([])
 
 
 def test_split_families_small_counts():
-    families = _split_families(fonts.split_families(_families(3))[0])
-    assert all(len(families[k]) == 1 for k in fonts.SPLITS)
+    families = _split_families(font_families.split_families(_families(3))[0])
+    assert all(len(families[k]) == 1 for k in font_families.SPLITS)
     assert len(families["train"] | families["val"] | families["val_ood"]) == 3
-    splits, note = fonts.split_families(_families(2))
+    splits, note = font_families.split_families(_families(2))
     families = _split_families(splits)
     assert len(families["train"]) == 1 and families["val"] == families["val_ood"]
     assert families["val"] != families["train"] and "shares" in note
-    splits, note = fonts.split_families(_fake("A", 8))
+    splits, note = font_families.split_families(_fake("A", 8))
     assert len(splits["val"]) == 2 and len(splits["train"]) == 6
     assert splits["val_ood"] == splits["val"] and note.startswith("WARNING: only one font family")

@@ -170,14 +170,6 @@ def test_clone_index_out_of_range_raises():
         deploy.clone_scope(-1)
 
 
-def test_parameter_count():
-    with tf.Graph().as_default():
-        tf.get_variable("w", [3, 4])
-        tf.get_variable("b", [4])
-        tf.get_variable("s", [5], trainable=False)
-        assert model_deploy.parameter_count() == 16
-
-
 def test_worker_task_index_overrides_replica_id_in_devices():
     deploy = model_deploy.DeploymentConfig(replica_id=2, num_replicas=3, num_ps_tasks=1,
                                            worker_task_index=1)

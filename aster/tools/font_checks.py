@@ -1,0 +1,245 @@
+"""Whether a font file can draw ordinary text: its Unicode cmap, its glyphs, the symbol and
+all-caps filters (used by aster/tools/fonts.py's search).
+
+A file is used when (`inspect_font`):
+  * fontTools reads its Unicode cmap (font number 0 of a .ttc collection, as PIL does) and the
+    cmap maps every required character (REQUIRED_CHARS) to a non-empty glyph;
+  * PIL draws each of them with its own glyph (not .notdef, not blank) and the letters do not
+    collapse onto a few shapes (symbol fonts);
+  * its lowercase letters do not draw like its uppercase ones (all-caps / small-caps display
+    fonts, keycap fonts: useless for reading ordinary text);
+  * a word draws something.
+"""
+
+import dataclasses
+import logging
+import os
+import string
+
+import numpy as np
+from fontTools.ttLib import TTFont
+from PIL import Image, ImageDraw, ImageFont
+
+from aster.tools.font_families import family_name
+
+REQUIRED_CHARS = string.ascii_letters + string.digits
+# All-caps filter: lowercase letters whose shape differs from their capital in ordinary fonts.
+# A letter "draws like its capital" when the normalised correlation of the two glyph images,
+# each cropped to its ink and shrunk to _CAPS_GRID x _CAPS_GRID, reaches _CAPS_CORRELATION
+# (small caps: 0.85-0.99); a font is rejected when at least _CAPS_MAJORITY of the 10 letters do.
+# Measured on 414 fonts (Debian packages of `make system-fonts` + the `fonts` extra): usable ones
+# have at most 2 such letters; Go Smallcaps 10, Irianis ADF Style 9, Biolinum Keyboard 6.
+_CAPS_LETTERS = "abdeghnqrt"
+_CAPS_GRID = 8
+_CAPS_CORRELATION = 0.75
+_CAPS_MAJORITY = 6
+_WORD = "Hamburgefonstiv 42"
+# fontTools warns about odd 'head' timestamps of many well-formed fonts; those say nothing here.
+logging.getLogger("fontTools.ttLib.tables._h_e_a_d").setLevel(logging.ERROR)
+# Reasons a candidate file is rejected (keys of FontReport.rejected values).
+UNREADABLE = "unreadable"
+NO_CMAP = "no unicode cmap"
+MISSING_CHARS = "cmap lacks required characters"
+NOTDEF = "draws .notdef or blank glyphs"
+SYMBOL = "symbol font"
+ALL_CAPS = "lowercase draws like uppercase"
+EMPTY_WORD = "draws an empty word"
+# Type 2 charstring operators that draw (moveto, lineto, curveto, flex: 12 x) or call a
+# subroutine (10 callsubr, 29 callgsubr), which usually draws.
+_CFF_DRAWING_OPS = {4, 5, 6, 7, 8, 10, 21, 22, 24, 25, 26, 27, 29, 30, 31, 1234, 1235, 1236, 1237}
+# Bytes taken by a charstring number, by its first byte (32-246: one byte).
+_CFF_NUMBER_BYTES = {28: 3, 255: 5, **{b: 2 for b in range(247, 255)}}
+
+
+@dataclasses.dataclass(frozen=True)
+class FontInfo:
+    """A usable font file: path, its family (style words removed), style name and coverage.
+
+    `chars` is the frozenset of characters the font's cmap maps to a non-empty glyph, plus the
+    whitespace characters it maps (whose glyphs are blank by nature). It is left out of repr.
+    The empty default means "coverage not measured" (a FontInfo built by hand): `can_draw` then
+    assumes what every font `find_fonts` returns can draw, REQUIRED_CHARS and a space.
+    """
+
+    path: str
+    family: str
+    style: str
+    chars: frozenset = dataclasses.field(default=frozenset(), repr=False)
+
+    def can_draw(self, text):
+        """True when the font has a real glyph for every character of `text`."""
+        chars = self.chars or _DEFAULT_CHARS
+        return all(char in chars for char in text)
+
+
+_DEFAULT_CHARS = frozenset(REQUIRED_CHARS + " ")
+
+
+class NoCmapError(ValueError):
+    """A font file has no Unicode cmap (raised by `cmap_chars`)."""
+
+
+
+def _render(font, text, size=(64, 64)):
+    image = Image.new("L", size, 0)
+    ImageDraw.Draw(image).text((8, 8), text, font=font, fill=255)
+    return image
+
+
+def _cff_glyph_is_blank(bytecode):
+    """True when a CFF/CFF2 charstring draws nothing: only a width, stem hints and endchar.
+
+    Tokenises the Type 2 bytecode without running it (running follows every subroutine and is
+    ~100x slower). A glyph whose program is longer than a few bytes, or that calls a subroutine,
+    uses a hint mask or a drawing operator, counts as drawing; so does endchar with >= 4
+    arguments (seac: an accented composite).
+    """
+    if len(bytecode) > 16:
+        return False
+    i, args = 0, 0
+    while i < len(bytecode):
+        byte = bytecode[i]
+        if byte >= 32 or byte == 28:  # a number
+            i += _CFF_NUMBER_BYTES.get(byte, 1)
+            args += 1
+            continue
+        op = byte if byte != 12 else 1200 + (bytecode[i + 1] if i + 1 < len(bytecode) else 0)
+        i += 1 if byte != 12 else 2
+        if op in _CFF_DRAWING_OPS or op in (19, 20):  # 19/20: hintmask/cntrmask
+            return False
+        if op == 14:  # endchar
+            return args < 4
+        args = 0
+    return True
+
+
+def cmap_chars(path):
+    """Characters font number 0 of `path` maps to a non-empty glyph (plus mapped whitespace).
+
+    Returns:
+      frozenset of str.
+
+    Raises:
+      NoCmapError: when the font has no Unicode cmap; another Exception (from fontTools) for a
+        file it cannot read.
+    """
+    font = TTFont(path, fontNumber=0, lazy=True)
+    try:
+        cmap = font.getBestCmap()
+        if not cmap:
+            raise NoCmapError(f"{path} has no Unicode cmap")
+        if "glyf" in font and "loca" in font:
+            locations = font["loca"].locations
+            glyph_ids = font.getReverseGlyphMap()
+
+            def blank(name):
+                gid = glyph_ids.get(name, len(locations))
+                return gid + 1 >= len(locations) or locations[gid + 1] == locations[gid]
+        elif "CFF " in font or "CFF2" in font:
+            cff = font["CFF " if "CFF " in font else "CFF2"].cff
+            charstrings = cff.topDictIndex[0].CharStrings
+
+            def blank(name):
+                if name not in charstrings:
+                    return True
+                charstring = charstrings[name]
+                bytecode = getattr(charstring, "bytecode", None)
+                if bytecode is None:  # already decompiled: compile it back
+                    charstring.compile()
+                    bytecode = charstring.bytecode
+                return _cff_glyph_is_blank(bytecode)
+        else:  # bitmap / colour fonts: the rendering check decides
+
+            def blank(name):
+                return False
+        return frozenset(chr(code) for code, name in cmap.items()
+                         if chr(code).isspace() or not blank(name))
+    finally:
+        font.close()
+
+
+def _shape(image):
+    """The glyph image cropped to its ink, shrunk and normalised (zero mean, unit norm)."""
+    box = image.getbbox()
+    array = np.asarray(image.crop(box).resize((_CAPS_GRID, _CAPS_GRID), Image.BOX), np.float32)
+    array = array - array.mean()
+    return array / (np.linalg.norm(array) + 1e-6)
+
+
+def caps_like_count(lower_images, upper_images):
+    """How many (lowercase, uppercase) glyph image pairs draw the same shape after scaling."""
+    return sum(float(np.sum(_shape(a) * _shape(b))) >= _CAPS_CORRELATION
+               for a, b in zip(lower_images, upper_images, strict=True))
+
+
+# In-process memo of check_font results by (path, chars, size, mtime): a second font search in the
+# same process (the synth tool, tests) costs nothing. Nothing is cached on disk.
+_INSPECTED = {}
+
+
+def check_font(path, chars=REQUIRED_CHARS):
+    """Returns (FontInfo, None, face name) for a usable font, else (None, reason, detail).
+
+    The face name is the font's own family and style name ("Lato Hairline Regular"), before
+    `family_name` strips style words from the family.
+    """
+    try:
+        stat = os.stat(path)
+    except OSError as err:
+        return None, UNREADABLE, f"{type(err).__name__}: {err}"
+    key = (path, chars, stat.st_size, stat.st_mtime_ns)
+    if key not in _INSPECTED:
+        _INSPECTED[key] = _inspect_file(path, chars)
+    return _INSPECTED[key]
+
+
+def _inspect_file(path, chars):
+    try:
+        coverage = cmap_chars(path)
+    except NoCmapError:
+        return None, NO_CMAP, "no Unicode cmap"
+    except Exception as err:  # not a font fontTools can read
+        return None, UNREADABLE, f"{type(err).__name__}: {err}"
+    missing = "".join(sorted(set(chars) - coverage))
+    if missing:
+        return None, MISSING_CHARS, f"cmap lacks {missing!r}"
+    try:
+        font = ImageFont.truetype(path, 32)
+        raw_family, style = font.getname()
+        notdef = _render(font, "\U0010fffd").tobytes()  # .notdef (or nothing) for a missing glyph
+        images = {}
+        for char in dict.fromkeys(chars + _CAPS_LETTERS + _CAPS_LETTERS.upper()):
+            images[char] = _render(font, char)
+        word = _render(font, _WORD, (32 * len(_WORD), 64))
+    except Exception as err:  # FreeType cannot load or draw it
+        return None, UNREADABLE, f"{type(err).__name__}: {err}"
+    masks = set()
+    for char in chars:
+        mask = images[char].tobytes()
+        if mask == notdef or not any(mask):
+            return None, NOTDEF, f"{char!r} draws .notdef or nothing"
+        masks.add(mask)
+    if len(masks) < len(set(chars)) * 0.9:  # symbol fonts map letters to few shapes
+        return None, SYMBOL, f"{len(set(chars))} characters draw only {len(masks)} shapes"
+    if not all(images[c].getbbox() for c in _CAPS_LETTERS + _CAPS_LETTERS.upper()):
+        return None, NOTDEF, "a letter draws nothing"
+    same = caps_like_count([images[c] for c in _CAPS_LETTERS],
+                           [images[c.upper()] for c in _CAPS_LETTERS])
+    if same >= _CAPS_MAJORITY:
+        return None, ALL_CAPS, (f"{same} of {_CAPS_LETTERS!r} draw like their capitals "
+                                "(all-caps or small-caps font)")
+    if word.getbbox() is None:
+        return None, EMPTY_WORD, f"{_WORD!r} draws nothing"
+    raw_family = raw_family or os.path.basename(path)
+    return (FontInfo(path=path, family=family_name(raw_family), style=style or "", chars=coverage),
+            None, f"{raw_family} {style or ''}".strip())
+
+
+def inspect_font(path, chars=REQUIRED_CHARS):
+    """Returns FontInfo when the font draws every char with its own glyph, else None.
+
+    The cmap must map every char to a non-empty glyph, PIL must draw each with its own glyph,
+    and the font must not be a symbol font, an all-caps / small-caps font, or draw an empty word.
+    """
+    return check_font(path, chars)[0]
+

@@ -1,0 +1,143 @@
+"""The trainer's session: its ConfigProto, session creators, fine-tune restore, stop and run loop.
+
+    creator = train_session.session_creator(scaffold, role.master, role.is_chief, train_dir,
+                                            train_session.session_config(deploy, train_config),
+                                            train_config)
+    train_session.run_loop(creator, hooks, train_op, train_dir)   # NonFiniteLossError on NaN/Inf
+
+The chief (or the single process) creates the session from train_dir's newest checkpoint; the
+other workers wait for it to initialize the variables.
+"""
+
+import logging
+import re
+
+from aster.core import session_options
+from aster.tf_setup import tf
+from aster.utils import variables_helper
+
+_LOG = logging.getLogger("aster.trainer")
+
+_NONFINITE = re.compile(r"loss (\S+) is NaN or Inf")
+
+
+class NonFiniteLossError(RuntimeError):
+    """A loss became NaN or Inf; the newest checkpoint is the last good one."""
+
+
+def fine_tune_init_fn(train_config, model_variables):
+    """Scaffold init_fn restoring what fine_tune_checkpoint has (only when not resuming)."""
+    if not train_config.fine_tune_checkpoint:
+        return None
+    name_map = [(m.model_prefix, m.checkpoint_prefix) for m in train_config.fine_tune_variable_map]
+    available = variables_helper.get_variables_available_in_checkpoint(
+        model_variables, train_config.fine_tune_checkpoint, name_map=name_map,
+        skip_regexes=list(train_config.fine_tune_skip_regexes))
+    if not available:
+        raise ValueError(f"train_config.fine_tune_checkpoint {train_config.fine_tune_checkpoint!r} "
+                         "has none of the model's variables")
+    saver = tf.train.Saver(available, name="fine_tune_saver")
+    path = train_config.fine_tune_checkpoint
+    if tf.gfile.IsDirectory(path):
+        path = tf.train.latest_checkpoint(path)
+    _LOG.info("fine-tune: restoring %d of %d variables from %s", len(available),
+              len(model_variables), path)
+
+    def init_fn(scaffold, session):
+        del scaffold
+        saver.restore(session, path)
+
+    return init_fn
+
+
+def restored_step(train_dir):
+    """The global step of train_dir's newest checkpoint, which the chief resumes from (0: none)."""
+    path = tf.train.latest_checkpoint(train_dir)
+    if not path:
+        return 0
+    try:
+        step = int(tf.train.load_variable(path, "global_step"))
+    except (tf.errors.OpError, ValueError) as error:  # e.g. deleted by the chief meanwhile
+        _LOG.warning("cannot read the global step of %s (%s); the input is seeded as at step 0",
+                     path, type(error).__name__)
+        return 0
+    _LOG.info("resuming from %s (step %d)", path, step)
+    return step
+
+
+class _WorkerSessionCreator(tf.train.WorkerSessionCreator):
+    """WorkerSessionCreator polling the chief's init every `recovery_wait_secs` (stock: 30 s)."""
+
+    def __init__(self, recovery_wait_secs, **kwargs):
+        super().__init__(**kwargs)
+        self._recovery_wait_secs = recovery_wait_secs
+
+    def _get_session_manager(self):
+        if self._session_manager is None:
+            self._session_manager = tf.train.SessionManager(
+                local_init_op=self._scaffold.local_init_op,
+                ready_op=self._scaffold.ready_op,
+                ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
+                graph=tf.get_default_graph(), recovery_wait_secs=self._recovery_wait_secs)
+        return self._session_manager
+
+
+class ExactStopAtStepHook(tf.train.StopAtStepHook):
+    """Stops once the global step read after a run reaches last_step.
+
+    The stock hook adds one to the step read before the run. A synchronous replica's run can span
+    several global steps (it waits for a token while the others finish steps), so the stock hook
+    would start one more run after the last step; no replica is left to complete it, and the run
+    blocks until operation_timeout_ms.
+    """
+
+    def after_run(self, run_context, run_values):
+        if run_context.session.run(self._global_step_tensor) >= self._last_step:
+            run_context.request_stop()
+
+
+def stop_hook(train_config):
+    """The hook ending training at train_config.num_steps (None when it is 0: never)."""
+    if train_config.num_steps <= 0:
+        return None
+    stop = ExactStopAtStepHook if train_config.sync_replicas else tf.train.StopAtStepHook
+    return stop(last_step=train_config.num_steps)
+
+
+def session_creator(scaffold, master, is_chief, train_dir, config, train_config):
+    """The chief's creator restores train_dir's newest checkpoint; a worker's waits for it."""
+    if is_chief:
+        return tf.train.ChiefSessionCreator(scaffold=scaffold, master=master, config=config,
+                                            checkpoint_dir=train_dir)
+    return _WorkerSessionCreator(train_config.worker_recovery_wait_secs, scaffold=scaffold,
+                                 master=master, config=config)
+
+
+def session_config(deploy_config, train_config):
+    """The session's ConfigProto: the clones' devices, the speed options, the ps filters."""
+    config = session_options.configure(
+        deploy_config.session_config(), intra_op_threads=train_config.intra_op_threads,
+        inter_op_threads=train_config.inter_op_threads, bfloat16=train_config.bfloat16,
+        xla_jit=train_config.xla_jit)
+    if deploy_config.num_ps_tasks > 0:
+        config.device_filters.extend([f"/job:{deploy_config.ps_job_name}",
+                                      deploy_config.worker_device])
+        config.operation_timeout_in_ms = train_config.operation_timeout_ms
+    return config
+
+
+def run_loop(creator, hooks, train_op, train_dir):
+    """Runs train_op until a hook stops; turns a failed loss check into NonFiniteLossError."""
+    try:
+        with tf.train.MonitoredSession(session_creator=creator, hooks=hooks,
+                                       stop_grace_period_secs=10) as session:
+            while not session.should_stop():
+                session.run(train_op)
+    except tf.errors.InvalidArgumentError as error:
+        match = _NONFINITE.search(error.message)
+        if not match:
+            raise
+        last = tf.train.latest_checkpoint(train_dir)
+        raise NonFiniteLossError(
+            f"loss {match.group(1)} became NaN or Inf; training stopped. The last good checkpoint "
+            f"is {last or '(none saved)'}") from error
