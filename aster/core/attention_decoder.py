@@ -19,24 +19,12 @@ Training feeds the ground truth (teacher forcing); inference decodes greedily or
 import collections
 
 from aster.core import beam_search
+from aster.core.decoder_cells import LstmWeights, call_cell, is_plain_lstm, lstm_step, softmax
 from aster.tf_setup import tf
 
 Memory = collections.namedtuple("Memory", ["values", "keys", "lstm"])
 """Encoder memory: values tuple of [N, T_i, D_i] float32; keys their projections [N, T_i, U];
 lstm: LstmWeights while decoding with a plain LSTM attention cell, else None."""
-
-LstmWeights = collections.namedtuple(
-    "LstmWeights", ["label_kernel", "hidden_kernel", "bias", "value_gates"])
-"""The attention LSTM's kernel split by the part of its input each row block multiplies, read once
-per decode: label_kernel [C, 4H] (one-hot previous label), hidden_kernel [H, 4H] (previous output),
-bias [4H]; value_gates: tuple of each memory's values times its glimpse rows, [N, T_i, 4H].
-
-A step then needs no [N, C + D + H] x [C + D + H, 4H] product: the label rows are gathered, the
-glimpse rows enter as alignments x value_gates (glimpse . W = sum_t alpha_t (m_t . W)), and only
-the H hidden rows are multiplied. Same math; a decoding step no longer streams the whole kernel
-(3.5 MB in the paper config) from memory: the paper decoder's batch-1 beam search takes ~35% less
-time, greedy decoding at batch 64 ~25% (benchmarks/decoder_step.py). Training keeps the cell's
-own step: there the gradients of the [N, T_i, 4H] value gates cost more than the product saves."""
 
 DecoderState = collections.namedtuple("DecoderState", ["cell", "lm", "query"])
 """cell: the attention cell's state; lm: tuple of LM cell states; query: [N, H] previous cell
@@ -45,65 +33,6 @@ output (sync) or [N, sum D_i] previous glimpse (non-sync)."""
 DecodeOutput = collections.namedtuple("DecodeOutput", ["labels", "log_probs", "lengths"])
 """labels: [B, T] int32 (EOS after the end); log_probs: [B] float32 total log-probability of the
 labels up to and including EOS; lengths: [B] int32 number of labels including EOS."""
-
-
-def _call_cell(cell, inputs, state):
-    """Runs an RNN cell, building it on first use.
-
-    After building, the cell's `call` is used directly: the legacy layer's __call__ caches a
-    variable-scope context bound to the graph of its second call, so a cell used inside one
-    tf.while_loop body (a FuncGraph under control flow v2) and then anywhere else would build its
-    ops in that body's graph.
-    """
-    if not cell.built:
-        return cell(inputs, state)
-    return cell.call(inputs, state)
-
-
-def _softmax(logits):
-    """Softmax over the last axis from element-wise ops.
-
-    The same math as tf.nn.softmax, but oneDNN's softmax kernel (what TensorFlow runs on CPU) costs
-    ~45 microseconds per call even on a [1, 5, 25] tensor, ten times these four ops; the attention
-    calls it once per decoding step. The maximum is subtracted for stability only (softmax is
-    shift-invariant), so no gradient flows through it.
-    """
-    exp = tf.exp(logits - tf.stop_gradient(tf.reduce_max(logits, axis=-1, keepdims=True)))
-    return exp / tf.reduce_sum(exp, axis=-1, keepdims=True)
-
-
-def _is_plain_lstm(cell):
-    """Whether the LSTM fast path covers `cell`: an LSTMCell with a state tuple, no projection and
-    no cell clipping (peepholes are covered)."""
-    return (type(cell) is tf.nn.rnn_cell.LSTMCell and cell._state_is_tuple
-            and cell._num_proj is None and cell._cell_clip is None)
-
-
-def _lstm_step(cell, input_gates, weights, state):
-    """LSTMCell.call with the input's share of the gates given (see LstmWeights).
-
-    Args:
-      cell: a built LSTMCell for which _is_plain_lstm holds (its forget bias, activation and
-        peephole weights are used).
-      input_gates: [N, 4H], the cell input times the input rows of the kernel.
-      weights: LstmWeights.
-      state: LSTMStateTuple (c, h).
-
-    Returns:
-      (output, new LSTMStateTuple), as the cell's call.
-    """
-    c_prev, m_prev = state
-    gates = tf.nn.bias_add(input_gates + tf.matmul(m_prev, weights.hidden_kernel), weights.bias)
-    i, j, f, o = tf.split(gates, 4, axis=1)
-    sigmoid, activation = tf.sigmoid, cell._activation
-    if cell._use_peepholes:
-        c = (sigmoid(f + cell._forget_bias + cell._w_f_diag * c_prev) * c_prev
-             + sigmoid(i + cell._w_i_diag * c_prev) * activation(j))
-        m = sigmoid(o + cell._w_o_diag * c) * activation(c)
-    else:
-        c = sigmoid(f + cell._forget_bias) * c_prev + sigmoid(i) * activation(j)
-        m = sigmoid(o) * activation(c)
-    return m, tf.nn.rnn_cell.LSTMStateTuple(c, m)
 
 
 class AttentionDecoder:
@@ -178,7 +107,7 @@ class AttentionDecoder:
     def _decoding_memory(self, memory):
         """`memory` with LstmWeights for a plain LSTM attention cell (built once per decode,
         outside the decoding loop); unchanged for other cells."""
-        if memory.lstm is not None or not _is_plain_lstm(self._cell):
+        if memory.lstm is not None or not is_plain_lstm(self._cell):
             return memory
         with self._var_scope():
             return memory._replace(lstm=self._lstm_weights(memory.values))
@@ -190,7 +119,7 @@ class AttentionDecoder:
             # A throwaway call (never run) creates the variables with the names a normal call
             # gives them, so checkpoints do not depend on the path.
             dtype = values[0].dtype
-            _call_cell(self._cell, tf.zeros([1, self._num_classes + sum(depths)], dtype),
+            call_cell(self._cell, tf.zeros([1, self._num_classes + sum(depths)], dtype),
                        self._cell.zero_state(1, dtype))
         kernel = tf.convert_to_tensor(self._cell._kernel)
         rows = tf.split(kernel, [self._num_classes, *depths, self._cell.output_size], axis=0)
@@ -221,7 +150,7 @@ class AttentionDecoder:
             # the large tensors instead of an element-wise product and a reduction).
             hidden = tf.tanh(tf.expand_dims(key, 1) + processed)
             energy = tf.squeeze(tf.tensordot(hidden, tf.expand_dims(v, 1), axes=[[3], [0]]), 3)
-            alignments = _softmax(energy)  # [B, K, T]
+            alignments = softmax(energy)  # [B, K, T]
             glimpse = tf.matmul(alignments, source)  # [B, K, D] (or 4H)
             glimpses.append(tf.reshape(glimpse, [-1, source.shape[-1]]))
         if len(glimpses) == 1:
@@ -269,16 +198,16 @@ class AttentionDecoder:
                        else state.query)
             if memory.lstm is None:
                 one_hot = tf.one_hot(prev_labels, self._num_classes, dtype=memory.values[0].dtype)
-                output, cell_state = _call_cell(self._cell, tf.concat([one_hot, glimpse], axis=1),
+                output, cell_state = call_cell(self._cell, tf.concat([one_hot, glimpse], axis=1),
                                                 state.cell)
             else:  # one_hot(label) . W = W[label]
                 input_gates = tf.gather(memory.lstm.label_kernel, prev_labels) + glimpse
-                output, cell_state = _lstm_step(self._cell, input_gates, memory.lstm, state.cell)
+                output, cell_state = lstm_step(self._cell, input_gates, memory.lstm, state.cell)
             query = output if self._sync else self._attend(output, memory, beam_width)
             outputs, lm_states, lm_input = [output], [], output
             for i, (lm_cell, lm_state) in enumerate(zip(self._lm_cells, state.lm, strict=True)):
                 with tf.variable_scope(f"lm_{i}"):
-                    lm_input, new_lm_state = _call_cell(lm_cell, lm_input, lm_state)
+                    lm_input, new_lm_state = call_cell(lm_cell, lm_input, lm_state)
                 outputs.append(lm_input)
                 lm_states.append(new_lm_state)
             features = tf.concat(outputs, axis=1) if len(outputs) > 1 else output

@@ -89,6 +89,9 @@ def beam_search(step_fn, initial_state, batch_size, beam_width, max_num_steps, g
         raise ValueError(f"max_num_steps must be >= 1, got {max_num_steps}")
     if alpha < 0:
         raise ValueError(f"length_penalty must be >= 0, got {alpha}")
+    # Longer than 60 lines on purpose: the while loop's cond and body are closures over k,
+    # neg_inf, alpha and the sample offsets; split out, they would take seven loop variables and
+    # four constants each, and the step is easier to check read in one place.
     k = beam_width
     neg_inf = float("-inf")
     # First flat row of each sample's K hypotheses: [B, 1].

@@ -193,6 +193,6 @@ def test_lstm_fast_path_keeps_the_cell_variable_names(monkeypatch):
             return sorted(v.op.name for v in tf.global_variables())
 
     fast = names()
-    monkeypatch.setattr(attention_decoder, "_is_plain_lstm", lambda cell: False)
+    monkeypatch.setattr(attention_decoder, "is_plain_lstm", lambda cell: False)
     assert names() == fast
     assert "Forward/AttentionDecoder/lstm_cell/kernel" in fast
