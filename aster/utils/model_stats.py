@@ -7,6 +7,7 @@ benchmarks/flops.py).
 
 import numpy as np
 
+from aster.core.standard_fields import PredictionFields
 from aster.tf_setup import tf
 
 
@@ -47,7 +48,10 @@ def model_stats(build_model, input_height, input_width, label="x"):
     with tf.Graph().as_default() as graph:
         model = build_model(is_training=True)
         predictions = model.predict(model.preprocess(tf.constant(images)))
-        model.provide_groundtruth(tf.constant([label]))
+        # A keypoint-supervised model's loss needs keypoints: zeros (counted as missing) will do.
+        points = predictions.get(PredictionFields.control_points)
+        keypoints = None if points is None else tf.zeros([1, 2 * int(points.shape[1])])
+        model.provide_groundtruth(tf.constant([label]), keypoints)
         model.loss(predictions)
         total_flops = _float_ops(graph)
         parameters = parameter_count()

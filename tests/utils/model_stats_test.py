@@ -30,3 +30,12 @@ def test_paper_config_forward_flops_per_image():
           f"~{stats['decoder_flops'] / 1e9:.3f} G)")
     assert 1e9 < stats["encoder_flops"] < 3e9 and stats["decoder_flops"] > 1e6
     assert stats["parameters"] == 22086216
+
+
+def test_a_keypoint_supervised_model_is_counted_too():
+    """demo_cpu.config supervises the control points: its loss needs keypoints (make bench's
+    flops.py died on it)."""
+    config = config_util.load_pipeline_config(os.path.join(CONFIGS, "demo_cpu.config")).model
+    assert config.multi_predictors_recognition_model.keypoint_supervision
+    stats = model_stats.model_stats(functools.partial(model_builder.build, config), 64, 256)
+    assert stats["decoder_flops"] > 0 and stats["parameters"] > 0
