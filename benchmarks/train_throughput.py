@@ -57,8 +57,11 @@ class InMemoryBatches:
         from aster.tf_setup import tf
 
         n = len(self._words)
+        # A straight word box (top then bottom line, normalised) for keypoint-supervised models.
+        box = [[0.0, 0.1, 1.0, 0.1, 0.0, 0.9, 1.0, 0.9]] * n
         return {F.image: tf.constant(self._images), F.groundtruth_text: tf.constant(self._words),
-                F.filename: tf.constant([""] * n), F.lexicon: tf.constant([""] * n)}
+                F.filename: tf.constant([""] * n), F.lexicon: tf.constant([""] * n),
+                F.groundtruth_keypoints: tf.constant(box, tf.float32)}
 
 
 def _step_timer(warmup):
