@@ -16,11 +16,4 @@ def build(config, field_path="character_set"):
     """
     if not isinstance(config, label_map_pb2.CharacterSet):
         raise ValueError(f"{field_path}: expected a CharacterSet message, got {type(config)}")
-    source = config.WhichOneof("source_oneof")
-    if source == "text_file":
-        return charsets.from_text_file(config.text_file)
-    if source == "text_string":
-        return charsets.from_text_string(config.text_string, f"{field_path}.text_string")
-    # Unset oneof falls back to the field default, LOWERCASE, as in the original.
-    name = label_map_pb2.CharacterSet.BuiltInSet.Name(config.built_in_set)
-    return list(charsets.BUILT_IN[name])
+    return charsets.from_config(config, field_path)

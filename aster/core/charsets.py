@@ -52,3 +52,24 @@ def from_text_file(path):
 def from_text_string(text, source="text_string"):
     """Splits a whitespace-separated string of characters."""
     return check_unique(text.split(), source)
+
+
+def from_config(charset, path="character_set"):
+    """The characters of a label_map_pb2.CharacterSet message (text_string, text_file, or the
+    built-in set; an unset oneof means the default built-in set, LOWERCASE, as in the original).
+
+    Raises:
+      ValueError: unreadable file, duplicate characters or an empty set; the message starts with
+        the field path.
+    """
+    source = charset.WhichOneof("source_oneof")
+    try:
+        if source == "text_string":
+            return from_text_string(charset.text_string, f"{path}.text_string")
+        if source == "text_file":
+            return from_text_file(charset.text_file)
+        return list(BUILT_IN[charset.BuiltInSet.Name(charset.built_in_set)])
+    except ValueError as e:
+        message = str(e)
+        raise ValueError(message if message.startswith(path) else f"{path}.{source}: {message}"
+                         ) from None

@@ -155,7 +155,7 @@ def _ctc_predictor(predictor, path, problems):
 @_rules_for("LabelMap")
 def _label_map(label_map, path, problems):
     try:
-        size = len(_charset(label_map.character_set, f"{path}.character_set"))
+        size = len(charsets.from_config(label_map.character_set, f"{path}.character_set"))
     except ValueError as e:
         problems.append(str(e))
         return
@@ -165,21 +165,6 @@ def _label_map(label_map, path, problems):
                          f"is {label_map.unk_label}, but the unknown class must follow the "
                          f"characters: set it to {end} (label_offset + {size} characters) or "
                          "leave it unset")
-
-
-def _charset(charset, path):
-    """The characters of a CharacterSet; ValueError starting with the field path."""
-    source = charset.WhichOneof("source_oneof")
-    try:
-        if source == "text_string":
-            return charsets.from_text_string(charset.text_string, f"{path}.text_string")
-        if source == "text_file":  # part of the model's definition: needed to build it
-            return charsets.from_text_file(charset.text_file)
-        return charsets.BUILT_IN[charset.BuiltInSet.Name(charset.built_in_set)]
-    except ValueError as e:
-        message = str(e)
-        raise ValueError(message if message.startswith(path) else f"{path}.{source}: {message}"
-                         ) from None
 
 
 @_rules_for("PreprocessingStep")
@@ -205,7 +190,7 @@ def _preprocessing_step(step, path, problems):
 @_rules_for("StringFiltering")
 def _string_filtering(step, path, problems):
     try:
-        _charset(step.include_charset, f"{path}.include_charset")
+        charsets.from_config(step.include_charset, f"{path}.include_charset")
     except ValueError as e:
         problems.append(str(e))
 
