@@ -13,7 +13,6 @@ failed or on a checkpoint problem.
 """
 
 import argparse
-import io
 import logging
 import os
 import sys
@@ -21,27 +20,7 @@ import sys
 import numpy as np
 from PIL import Image
 
-from aster.data_decoders.tf_example_decoder import MAX_PIXELS
 from aster.utils import cli, cli_logging, config_util
-
-
-def read_images(paths):
-    """Reads image files, checking each decodes. Returns (list of (path, bytes), list of errors)."""
-    images, errors = [], []
-    for path in paths:
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-            with Image.open(io.BytesIO(data)) as image:
-                if image.width * image.height > MAX_PIXELS:  # a decompression bomb: no load()
-                    raise ValueError(f"{image.width}x{image.height} pixels is more than "
-                                     f"{MAX_PIXELS}")
-                image.load()
-        except (OSError, ValueError, Image.DecompressionBombError) as e:
-            errors.append(f"{path}: cannot read the image ({e})")
-            continue
-        images.append((path, data))
-    return images, errors
 
 
 def rectified_path(image_path, output_dir=""):
@@ -56,10 +35,11 @@ def run_demo(predictor, image_paths, output_dir="", batch_size=16, out=None):
 
     Unreadable images are reported on stderr and left out.
     """
+    from aster import inference
     from aster.utils import visualization
 
     out = out or sys.stdout
-    images, errors = read_images(image_paths)
+    images, errors = inference.read_image_files(image_paths)
     for message in errors:
         print(message, file=sys.stderr)
     if output_dir:

@@ -6,6 +6,7 @@
         outputs = predictor.predict([png_bytes, jpeg_bytes])  # {"text": ..., "scores": ...}
     with SavedModelPredictor("exported/aster") as predictor:  # what aster-export wrote
         outputs = predictor.predict([png_bytes])
+    images, errors = read_image_files(["word.png"])  # [(path, bytes)], unreadable files named
 
 build_inference_graph is the one recipe: the model in inference mode
 (model_builder.build(model, is_training=False)) -> preprocess -> predict -> postprocess, on
@@ -16,7 +17,10 @@ aster/export.py).
 """
 
 import dataclasses
+import io
 import os
+
+from PIL import Image
 
 from aster.core import preprocessor
 from aster.core.standard_fields import InputDataFields as Fields
@@ -231,3 +235,25 @@ def resolve_checkpoint(checkpoint_path, pipeline_config_path, config_override=""
     config = config_util.merge_overrides(config, config_override, assignments)
     config_util.validate(config)
     return checkpoint_path, config
+
+
+def read_image_files(paths):
+    """Reads image files for a predictor, checking each decodes with Pillow first.
+
+    Returns (list of (path, bytes), list of "<path>: cannot read the image (...)" messages).
+    """
+    images, errors = [], []
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            with Image.open(io.BytesIO(data)) as image:
+                if image.width * image.height > MAX_PIXELS:  # a decompression bomb: no load()
+                    raise ValueError(f"{image.width}x{image.height} pixels is more than "
+                                     f"{MAX_PIXELS}")
+                image.load()
+        except (OSError, ValueError, Image.DecompressionBombError) as e:
+            errors.append(f"{path}: cannot read the image ({e})")
+            continue
+        images.append((path, data))
+    return images, errors

@@ -1,10 +1,9 @@
-"""Shared by the benchmark scripts: the machine's description, appending to RESULTS.md and the
+"""Shared by the benchmark scripts: the machine's description, where RESULTS.md is, and the
 generated inputs (random-noise PNG images, alone or in a TFRecord of word examples).
 
 Scripts run as `python benchmarks/<name>.py`, so this module imports as `common`.
 """
 
-import datetime
 import io
 import os
 import platform
@@ -31,21 +30,6 @@ def machine():
     """Returns (description, one-minute load average)."""
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return f"{cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}", load
-
-
-def append_section(title, lines):
-    """Appends a dated `## title` section to benchmarks/RESULTS.md.
-
-    Each line becomes a bullet, except Markdown table rows (starting with "|") and empty lines,
-    which are written as they are (a table needs a blank line before it).
-    """
-    new = not os.path.exists(RESULTS)
-    with open(RESULTS, "a", encoding="utf-8") as f:
-        if new:
-            f.write("# Benchmark results\n")
-        f.write(f"\n## {title} ({datetime.date.today()})\n\n")
-        for line in lines:
-            f.write(f"{line}\n" if not line or line.startswith("|") else f"- {line}\n")
 
 
 def random_pngs(count, height, width, seed=0):

@@ -1,6 +1,6 @@
 """Time of the attention decoder alone: teacher-forced training step, greedy and beam search.
 
-    .venv/bin/python benchmarks/decoder_step.py [--repeats 7] [--label NAME] [--record]
+    .venv/bin/python benchmarks/decoder_step.py [--repeats 7] [--label NAME]
 
 One decoder (LSTM cell, additive attention) over a random encoder sequence of 25 frames, random
 weights (no sequence ends early, so decoding runs every step), at the paper config's sizes (memory
@@ -20,7 +20,6 @@ import statistics
 import sys
 import time
 
-import common  # benchmarks/common.py (scripts run as python benchmarks/<name>.py)
 import numpy as np
 
 # name: (batch, frames, memory depth, attention units, cell units, classes, steps, mode)
@@ -65,7 +64,6 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--label", default="", help="names this checkout in the output")
-    parser.add_argument("--record", action="store_true", help="append to benchmarks/RESULTS.md")
     args = parser.parse_args(argv)
     load = os.getloadavg()[0]
     runs = {name: _build(*case) for name, case in CASES.items()}
@@ -82,12 +80,6 @@ def main(argv=None):
     table = ["| case | ms per call (median) |", "|---|---:|", *rows]
     print(f"decoder_step{label}, load average {load:.1f}")
     print("\n".join(table))
-    if args.record:
-        description, _ = common.machine()
-        command = " ".join([os.path.basename(sys.executable), *sys.argv])
-        common.append_section(f"Attention decoder alone{label} (decoder_step.py)", [
-            f"Machine: {description}; load average {load:.1f} at the start.",
-            f"Command: `{command}`", "", *table])
     return 0
 
 

@@ -135,9 +135,7 @@ def main(argv=None):
     parser.add_argument("--batch1_images", type=int, default=32,
                         help="images per batch-1 pass")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--record", action="store_true", help="append to benchmarks/RESULTS.md")
     args = parser.parse_args(argv)
-    load = os.getloadavg()[0]
 
     from aster.utils import config_util
 
@@ -163,20 +161,6 @@ def main(argv=None):
               f"{s[f'batch{b}_images_per_sec']:.2f} images/s: {s['speedup_per_image']:.1f}x "
               f"per image (medians of {args.repeats} alternating passes)")
     print(json.dumps(result))
-    if args.record:
-        description, _ = common.machine()
-        lines = [f"Machine: {description}; load average {load:.1f} at the start, "
-                 f"{result['load_average'][0]:.1f} at the end.",
-                 f"Command: `{result['command']}`"]
-        for name in ("evaluator", "model"):
-            s = result[name]
-            lines.append(f"{name}: batch 1 {s['batch1_images_per_sec']:.2f} images/s, batch {b} "
-                         f"{s[f'batch{b}_images_per_sec']:.2f} images/s: "
-                         f"**{s['speedup_per_image']:.1f}x per image** (medians of "
-                         f"{args.repeats} alternating passes)")
-        lines.append("model, in process CPU time: "
-                     f"{result['model_speedup_per_image_cpu_time']:.1f}x per image")
-        common.append_section(f"Eval batching, {args.config} (eval_batching.py)", lines)
     return 0
 
 

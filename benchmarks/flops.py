@@ -6,13 +6,12 @@ usual estimate. The training step is the real trainer's (benchmarks/train_throug
 an in-memory batch of --batch_size images (input pipeline excluded): the median of --steps steps
 after --warmup steps.
 
-    .venv/bin/python benchmarks/flops.py [--configs aster_paper tiny] [--record]
+    .venv/bin/python benchmarks/flops.py [--configs aster_paper tiny]
 """
 
 import argparse
 import functools
 import statistics
-import sys
 import time
 
 import common
@@ -61,7 +60,6 @@ def main(argv=None):
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--steps", type=int, default=5)
-    parser.add_argument("--record", action="store_true", help="append to benchmarks/RESULTS.md")
     args = parser.parse_args(argv)
 
     peak = matmul_peak()
@@ -84,18 +82,6 @@ def main(argv=None):
         table.append(f"| {name} | {stats['parameters']:,} | {stats['forward_flops'] / 1e9:.3f} | "
                      f"{rate:.1f} | {achieved:.1f} | {fraction:.1%} |")
     print("\n".join(table))
-    if args.record:
-        command = "python benchmarks/flops.py " + " ".join(argv or sys.argv[1:])
-        common.append_section("Parameters, FLOPs and fraction of matmul peak", [
-            f"Machine: {description}; load average {load:.1f} at the start.",
-            f"float32 matmul peak (TensorFlow, 2048x2048 chain, median of 5): **{peak:,.0f} "
-            "GFLOP/s**.",
-            "Forward FLOPs: TF profiler count (multiply and add counted separately) for one image, "
-            "rectifier + encoder + each decoder teacher-forced over all its steps; training "
-            f"FLOPs taken as {TRAIN_FLOPS_PER_FORWARD:g}x forward.",
-            f"Command: `{command.strip()}`",
-            "", *table,
-        ])
 
 
 if __name__ == "__main__":

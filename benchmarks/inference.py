@@ -2,7 +2,7 @@
 checkpoint (aster.inference.CheckpointPredictor) and from the exported SavedModel.
 
     .venv/bin/python benchmarks/inference.py [--config aster_paper] [--beam_widths 1 5]
-        [--batch_size 64] [--repeats 5] [--record]
+        [--batch_size 64] [--repeats 5]
 
 Inputs are encoded PNG bytes of random 64x256 images (decode and resize included, as in serving).
 Two checkpoints of the config's model, both with random weights:
@@ -15,7 +15,7 @@ Two checkpoints of the config's model, both with random weights:
 --bfloat16 runs the sessions with oneDNN bfloat16 auto mixed precision (session_options).
 Batch 1: median latency of --repeats single-image calls after one warm-up call. Batch N: median
 images/s of --repeats calls. The decoders' beam_width is overridden for both predictors (1 =
-greedy). Prints a table; --record appends it to benchmarks/RESULTS.md.
+greedy). Prints a table (`make bench BENCH_FLAGS=--record` puts it in benchmarks/RESULTS.md).
 """
 
 import argparse
@@ -123,7 +123,6 @@ def main(argv=None):
     parser.add_argument("--skip_saved_model", action="store_true")
     parser.add_argument("--bfloat16", action="store_true",
                         help="bfloat16 mixed precision sessions (aster.core.session_options)")
-    parser.add_argument("--record", action="store_true", help="append to benchmarks/RESULTS.md")
     args = parser.parse_args(argv)
 
     from aster.utils import config_util
@@ -134,22 +133,10 @@ def main(argv=None):
     print(f"{description}; load average {load:.1f}", flush=True)
     with tempfile.TemporaryDirectory() as folder:
         rows = run(config, args, folder)
-    steps = [p.attention_predictor.max_num_steps
-             for p in config.model.multi_predictors_recognition_model.predictor]
     lines = ["| weights | decoding | from | batch-1 latency (ms) | "
              f"batch-{args.batch_size} images/s |", "|---|---|---|---:|---:|"]
     lines += [f"| {w} | {d} | {s} | {lat:.1f} | {rate:.1f} |" for w, d, s, lat, rate in rows]
     print("\n".join(lines))
-    if args.record:
-        common.append_section(f"Inference, configs/{args.config}.config (inference.py)", [
-            f"Machine: {description}; load average {load:.1f} at the start, "
-            f"{os.getloadavg()[0]:.1f} at the end.",
-            "Command: `python benchmarks/inference.py " + " ".join(argv) + "`",
-            f"{'bfloat16 mixed precision' if args.bfloat16 else 'float32'}; "
-            f"all {len(steps)} decoders, max_num_steps {steps}; PNG bytes in (decode + resize "
-            "included); medians. Worst case: random weights (no sequence ends before the "
-            "limit); early EOS: EOS bias +30 (every sequence ends at step 1).",
-            "", *lines])
 
 
 if __name__ == "__main__":

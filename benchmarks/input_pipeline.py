@@ -3,17 +3,16 @@
 Writes a few thousand small PNG word images (PIL, default font) into sharded TFRecords in a
 temporary directory, points the config's two train_input_readers at them (everything else as in
 the config: decode, random-method resize to 64x256, string filtering, 32 + 32 per batch) and times
-BatchQueue.dequeue(). Prints a table and the median over runs; --record appends it to
-benchmarks/RESULTS.md.
+BatchQueue.dequeue(). Prints a table and the median over runs (`make bench BENCH_FLAGS=--record`
+puts them in benchmarks/RESULTS.md).
 
-    .venv/bin/python benchmarks/input_pipeline.py [--images 4000] [--runs 5] [--steps 60] [--record]
+    .venv/bin/python benchmarks/input_pipeline.py [--images 4000] [--runs 5] [--steps 60]
 """
 
 import argparse
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 
@@ -124,7 +123,6 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=5, help="timed windows (median reported)")
     parser.add_argument("--steps", type=int, default=60, help="batches per timed window")
     parser.add_argument("--warmup", type=int, default=20, help="batches before timing")
-    parser.add_argument("--record", action="store_true", help="append to benchmarks/RESULTS.md")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as directory:
@@ -147,24 +145,7 @@ def main(argv=None):
         f"{os.cpu_count()} cores on it: {ceiling:,.0f} images/s); machine: {description}; "
         f"load average {load_before:.1f} -> {load_after:.1f}"
     )
-    if args.record:
-        command = "python benchmarks/input_pipeline.py " + " ".join(argv or sys.argv[1:])
-        loads = (load_before, load_after)
-        _record(median, rates, (median_cpu, ceiling), description, loads, command.strip(), shape)
     return median
-
-
-def _record(median, rates, cpu, description, loads, command, shape):
-    common.append_section("Input pipeline, configs/aster_paper.config", [
-        f"Figure: **{median:,.0f} images/s** (median of {len(rates)} windows: "
-        f"{', '.join(f'{r:,.0f}' for r in rates)}); batches {list(shape)}.",
-        f"CPU cost: {cpu[0]:,.0f} CPU microseconds per image (all threads of the process), "
-        f"i.e. {cpu[1]:,.0f} images/s if every core worked for the pipeline alone.",
-        "Pipeline: 2 TFRecord readers x 4 shards of generated PNG words, decode, random-method "
-        "resize to 64x256, string filtering (ALLCASES_SYMBOLS), 32 + 32 per batch, 1 clone.",
-        f"Machine: {description}; load average {loads[0]:.1f} -> {loads[1]:.1f}.",
-        f"Command: `{command}`",
-    ])
 
 
 if __name__ == "__main__":

@@ -5,9 +5,9 @@ in this process over the machine's fonts and reports the median CPU milliseconds
 --runs runs (time.process_time, so other load on the machine does not count), and the images/s
 that many worker processes would reach on idle cores. With --end_to_end it also times
 `aster-synth-words` itself (2 workers by default, TFRecord writing included) on 10 x --images
-training images, as its manifest reports it. --record appends the table to benchmarks/RESULTS.md.
+training images, as its manifest reports it. `make bench BENCH_FLAGS=--record` records the table.
 
-    .venv/bin/python benchmarks/synth_speed.py [--images 2000] [--runs 3] [--end_to_end] [--record]
+    .venv/bin/python benchmarks/synth_speed.py [--images 2000] [--runs 3] [--end_to_end]
 """
 
 import argparse
@@ -48,7 +48,6 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--end_to_end", action="store_true")
-    parser.add_argument("--record", action="store_true")
     args = parser.parse_args(argv)
     found = fonts.find_fonts()
     plans, _ = synth_words.make_plans(found)
@@ -72,8 +71,6 @@ def main(argv=None):
                      f"workers, rendering and TFRecord writing (start-up excluded): median "
                      f"{statistics.median(rates):.0f} images/s ({each})")
     print("\n".join(lines))
-    if args.record:
-        common.append_section("Synthetic word renderer (synth_speed.py)", lines)
     return 0
 
 

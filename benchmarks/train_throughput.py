@@ -1,7 +1,7 @@
 """Images/s of the training step: the real trainer (aster.trainer.train) with and without input.
 
     .venv/bin/python benchmarks/train_throughput.py [--configs aster_paper demo_cpu crnn_ctc]
-        [--clones 1 2] [--warmup 3] [--steps 6] [--set FIELD=VALUE ...] [--record]
+        [--clones 1 2] [--warmup 3] [--steps 6] [--set FIELD=VALUE ...]
 
 For each config and clone count one subprocess (the device count and the thread pools are fixed
 per process) runs trainer.train twice:
@@ -240,7 +240,6 @@ def main(argv=None):
                         help="config assignment for every run (config_util syntax)")
     parser.add_argument("--variants", nargs="+", default=[],
                         help="name:FIELD=VALUE;... settings compared in the same process")
-    parser.add_argument("--record", action="store_true", help="append to benchmarks/RESULTS.md")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -251,19 +250,6 @@ def main(argv=None):
     results, skipped = _run_workers(args, argv)
     lines = table(summarize(results))
     print("\n".join(lines))
-    if args.record:
-        end_load = os.getloadavg()[0]
-        notes = [f"Machine: {description}; load average {load:.1f} at the start, "
-                 f"{end_load:.1f} at the end.",
-                 "Command: `python benchmarks/train_throughput.py " + " ".join(argv) + "`",
-                 f"Median of {args.steps} steps after {args.warmup} warm-up steps per run; "
-                 "input included = trainer with the BatchQueue on generated TFRecords, excluded "
-                 "= the same trainer on one in-memory batch; 2 clones = 2 logical CPU devices "
-                 "sharing the thread pools."]
-        if skipped:
-            notes.append("Skipped (config missing when run): " + ", ".join(skipped) + ".")
-        common.append_section("Training throughput (train_throughput.py)",
-                              notes + ["", *lines])
 
 
 if __name__ == "__main__":

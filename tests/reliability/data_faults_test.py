@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from aster import demo, inference
+from aster import inference
 from aster.data_decoders import tf_example_decoder
 from aster.tf_setup import tf
 
@@ -99,6 +99,6 @@ def test_demo_refuses_a_bomb_file(tmp_path):
     bomb.write_bytes(faults_data.complete_bomb())
     good = tmp_path / "good.png"
     Image.fromarray(np.zeros((10, 30, 3), np.uint8)).save(good)
-    images, errors = demo.read_images([str(bomb), str(good)])
+    images, errors = inference.read_image_files([str(bomb), str(good)])
     assert [p for p, _ in images] == [str(good)]
     assert len(errors) == 1 and "bomb.png" in errors[0] and "more than" in errors[0]
