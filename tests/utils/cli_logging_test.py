@@ -81,3 +81,57 @@ def test_deprecation_notices_show_only_when_verbose(capsys, verbose):
     assert "a real warning" in err
     assert ("Instructions for updating" in err) == verbose
     assert any("`f` is deprecated" in str(w.message) for w in caught) == verbose
+
+
+# The start-up lines of TensorFlow's CPU and CUDA builds (GPU machines print the plugin
+# re-registration and TensorRT lines), as they appear on stderr: each must be held back.
+_START_UP_LINES = [
+    "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
+    "E0000 00:00:1764590000.1 4242 cuda_executor.cc:1228] failed call to cuInit: INTERNAL: CUDA "
+    "error: Failed call to cuInit: UNKNOWN ERROR (303)",
+    "I0000 00:00:1764590000.2 4242 port.cc:153] oneDNN custom operations are on. You may see "
+    "slightly different numerical results due to floating-point round-off errors.",
+    "I0000 00:00:1764590000.3 4242 cpu_feature_guard.cc:210] This TensorFlow binary is optimized "
+    "to use available CPU instructions in performance-critical operations.",
+    "To enable the following instructions: AVX2 AVX512F AVX512_VNNI FMA, in other operations, "
+    "rebuild TensorFlow with the appropriate compiler flags.",
+    "E0000 00:00:1764590000.4 4242 cuda_dnn.cc:8310] Unable to register cuDNN factory: Attempting "
+    "to register factory for plugin cuDNN when one has already been registered",
+    "E0000 00:00:1764590000.5 4242 cuda_fft.cc:485] Unable to register cuFFT factory: Attempting "
+    "to register factory for plugin cuFFT when one has already been registered",
+    "E0000 00:00:1764590000.6 4242 cuda_blas.cc:1418] Unable to register cuBLAS factory: "
+    "Attempting to register factory for plugin cuBLAS when one has already been registered",
+    "W0000 00:00:1764590000.7 4242 computation_placer.cc:177] computation placer already "
+    "registered. Please check linkage and avoid linking the same target more than once.",
+    "2026-12-01 10:00:00.000000: W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT "
+    "Warning: Could not find TensorRT",
+]
+
+# What a GPU machine may print that a user must see.
+_REAL_PROBLEMS = [
+    "W0000 00:00:1764590000.8 4242 gpu_device.cc:2344] Cannot dlopen some GPU libraries. Please "
+    "make sure the missing libraries mentioned above are installed properly.",
+    "E0000 00:00:1764590000.9 4242 cuda_driver.cc:1310] failed to allocate 80.00GiB from device: "
+    "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+    "E0000 00:00:1764590001.0 4242 cuda_dnn.cc:535] Could not create cudnn handle: "
+    "CUDNN_STATUS_INTERNAL_ERROR",
+    "To enable them in other operations, see the guide",  # not the start-up notice's wording
+]
+
+
+@pytest.mark.parametrize("line", _START_UP_LINES)
+def test_each_start_up_line_of_cpu_and_cuda_builds_is_held_back(capfd, line):
+    with _fresh_logging():
+        with cli_logging.quiet_native_stderr():
+            os.write(2, (line + "\n").encode())
+        assert capfd.readouterr().err == ""
+        cli_logging.configure(verbose=True)
+        assert capfd.readouterr().err == line + "\n"
+
+
+@pytest.mark.parametrize("line", _REAL_PROBLEMS)
+def test_gpu_problems_are_written_back(capfd, line):
+    with _fresh_logging():
+        with cli_logging.quiet_native_stderr():
+            os.write(2, (line + "\n").encode())
+        assert capfd.readouterr().err == line + "\n"
