@@ -127,14 +127,23 @@ def _clone_fn(build_model, model_config, batch_queue):
 # --------------------------------------------------------------------------- optimizer and train op
 
 
-def _optimizer(train_config, global_step, num_replicas):
-    """(optimizer, the SyncReplicasOptimizer wrapping it or None)."""
+def _optimizer(train_config, deploy_config, global_step):
+    """(optimizer, the SyncReplicasOptimizer wrapping it or None); loss-scaled on GPU float16."""
     optimizer = optimizer_builder.build(train_config.optimizer, global_step)
+    if train_session.gpu_mixed_precision(deploy_config, train_config):
+        if train_config.sync_replicas:
+            raise ValueError(
+                "train_config.bfloat16: GPU float16 training with sync_replicas is not supported "
+                "(a step skipped for overflowing gradients leaves the global step the replicas "
+                "synchronise on unchanged); turn one of them off")
+        _LOG.info("train_config.bfloat16 on GPU clones: float16 mixed precision with dynamic "
+                  "loss scaling")
+        optimizer = train_session.loss_scaled(optimizer)
     if not train_config.sync_replicas:
         return optimizer, None
     sync_optimizer = tf.train.SyncReplicasOptimizer(
         optimizer, replicas_to_aggregate=train_config.replicas_to_aggregate,
-        total_num_replicas=num_replicas)
+        total_num_replicas=deploy_config.num_replicas)
     return sync_optimizer, sync_optimizer
 
 
@@ -147,8 +156,7 @@ def _train_op(train_config, deploy_config, clones, global_step):
     """
     update_ops = model_deploy.first_clone_update_ops(clones)
     with tf.device(deploy_config.optimizer_device()):
-        optimizer, sync_optimizer = _optimizer(train_config, global_step,
-                                               deploy_config.num_replicas)
+        optimizer, sync_optimizer = _optimizer(train_config, deploy_config, global_step)
         total_loss, gradients = model_deploy.optimize_clones(clones, optimizer)
         grads_and_vars = train_ops.gradient_hooks(gradients, train_config)
         checks = (train_ops.loss_checks(clones, total_loss)

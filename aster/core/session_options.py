@@ -21,6 +21,10 @@ None of them changes the model's math beyond rounding:
   The TPS sampling is kept out of the pass by computing it in float64 (spatial_transformer).
   Worth it only on CPUs with native bfloat16 (AVX-512 BF16 or AMX); elsewhere it is skipped with a
   warning (emulated bfloat16 is slower than float32).
+  On GPU clones (gpu=True) the same option turns on Grappler's CUDA auto mixed precision pass
+  instead: float16 (TensorFlow has no bfloat16 graph rewrite for GPUs), with the same float32 list,
+  and the trainer scales the loss (dynamic loss scaling, see aster/utils/train_session.py) so that
+  small float16 gradients do not underflow. No CPU-flag check applies there.
 * XLA JIT: auto-clustering of the whole graph (global_jit_level ON_1). On CPUs TensorFlow only
   clusters when TF_XLA_FLAGS contains --tf_xla_cpu_global_jit, which `configure` adds to the
   environment (read when the first session is created).
@@ -59,7 +63,7 @@ def cpu_supports_bfloat16(flags=None):
 
 
 def configure(config, intra_op_threads=0, inter_op_threads=0, bfloat16=False, xla_jit=False,
-              flags=None):
+              flags=None, gpu=False):
     """Sets the speed options on a ConfigProto in place and returns it.
 
     Args:
@@ -69,6 +73,7 @@ def configure(config, intra_op_threads=0, inter_op_threads=0, bfloat16=False, xl
       bfloat16: bool, turn on oneDNN bfloat16 auto mixed precision (if the CPU supports it).
       xla_jit: bool, XLA auto-clustering of the graph.
       flags: CPU flags to decide bfloat16 support (default: read /proc/cpuinfo); for tests.
+      gpu: the model runs on GPUs: `bfloat16` selects the GPU float16 pass instead.
 
     Returns:
       config.
@@ -84,11 +89,13 @@ def configure(config, intra_op_threads=0, inter_op_threads=0, bfloat16=False, xl
     config.intra_op_parallelism_threads = intra_op_threads or cores
     config.inter_op_parallelism_threads = inter_op_threads or cores
     rewrite = config.graph_options.rewrite_options
-    if bfloat16 and not cpu_supports_bfloat16(flags):
+    if bfloat16 and gpu:
+        rewrite.auto_mixed_precision = type(rewrite).ON
+    elif bfloat16 and not cpu_supports_bfloat16(flags):
         _LOG.warning("bfloat16 mixed precision requested but this CPU has none of %s; "
                      "running in float32", ", ".join(BFLOAT16_CPU_FLAGS))
         bfloat16 = False
-    if bfloat16:
+    if bfloat16 and not gpu:
         rewrite.auto_mixed_precision_onednn_bfloat16 = type(rewrite).ON
     if xla_jit:
         config.graph_options.optimizer_options.global_jit_level = tf.OptimizerOptions.ON_1
@@ -123,6 +130,12 @@ def _add_to_env_list(name, items):
 
 
 def bfloat16_enabled(config):
-    """Whether `config` has the bfloat16 auto mixed precision pass on."""
+    """Whether `config` has the (CPU) bfloat16 auto mixed precision pass on."""
     rewrite = config.graph_options.rewrite_options
     return rewrite.auto_mixed_precision_onednn_bfloat16 == type(rewrite).ON
+
+
+def gpu_float16_enabled(config):
+    """Whether `config` has the GPU (CUDA) float16 auto mixed precision pass on."""
+    rewrite = config.graph_options.rewrite_options
+    return rewrite.auto_mixed_precision == type(rewrite).ON

@@ -113,12 +113,36 @@ def session_creator(scaffold, master, is_chief, train_dir, config, train_config)
                                  master=master, config=config)
 
 
+def _num_gpus():
+    return len(tf.config.list_physical_devices("GPU"))
+
+
+def gpu_mixed_precision(deploy_config, train_config):
+    """Whether training runs in GPU float16 mixed precision: train_config.bfloat16 with the clones
+    on GPUs that this machine has (on CPUs the same option is oneDNN bfloat16; see
+    aster.core.session_options). Clones placed on GPUs of a machine without any run on its CPU
+    (soft placement), so they get the CPU path."""
+    return bool(train_config.bfloat16 and not deploy_config.clone_on_cpu and _num_gpus() > 0)
+
+
+def loss_scaled(optimizer):
+    """`optimizer` with dynamic loss scaling, for float16 gradients.
+
+    compute_gradients differentiates loss x scale and divides the gradients by the scale (the
+    gradient hooks see true gradients); apply_gradients applies them only when all are finite,
+    else skips the step (global step unchanged) and halves the scale; after 2,000 finite steps in
+    a row it doubles the scale (starts at 2^15). The scale is a variable, saved with the
+    checkpoint.
+    """
+    return tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(optimizer, "dynamic")
+
+
 def session_config(deploy_config, train_config):
     """The session's ConfigProto: the clones' devices, the speed options, the ps filters."""
     config = session_options.configure(
         deploy_config.session_config(), intra_op_threads=train_config.intra_op_threads,
         inter_op_threads=train_config.inter_op_threads, bfloat16=train_config.bfloat16,
-        xla_jit=train_config.xla_jit)
+        xla_jit=train_config.xla_jit, gpu=gpu_mixed_precision(deploy_config, train_config))
     if deploy_config.num_ps_tasks > 0:
         config.device_filters.extend([f"/job:{deploy_config.ps_job_name}",
                                       deploy_config.worker_device])

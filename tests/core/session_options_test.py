@@ -151,3 +151,21 @@ def test_xla_jit_session_computes_the_same_values(monkeypatch):
         with tf.Session(config=config) as sess:
             sess.run(tf.global_variables_initializer())
             np.testing.assert_allclose(sess.run(out), np.maximum(a @ b, 0), rtol=1e-5, atol=1e-5)
+
+
+def test_gpu_mixed_precision_selects_the_float16_pass_with_the_float32_list(caplog, monkeypatch):
+    prefix = "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_"
+    monkeypatch.delenv(prefix + "DENYLIST_ADD", raising=False)
+    monkeypatch.delenv(prefix + "INFERLIST_REMOVE", raising=False)
+    with caplog.at_level(logging.WARNING):
+        config = session_options.configure(tf.ConfigProto(), bfloat16=True, flags={"avx2"},
+                                           gpu=True)
+    # No CPU-flag check on GPUs, and the CPU pass stays off.
+    assert session_options.gpu_float16_enabled(config)
+    assert not session_options.bfloat16_enabled(config)
+    assert "running in float32" not in caplog.text
+    assert "Sigmoid" in os.environ[prefix + "DENYLIST_ADD"].split(",")
+    assert not session_options.gpu_float16_enabled(
+        session_options.configure(tf.ConfigProto(), gpu=True))
+    assert not session_options.gpu_float16_enabled(
+        session_options.configure(tf.ConfigProto(), bfloat16=True, flags={"avx512_bf16"}))
