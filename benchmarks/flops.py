@@ -1,54 +1,28 @@
-"""Parameters and forward FLOPs per image of each config, this machine's float32 matmul peak, and
-each config's achieved training FLOP/s as a fraction of that peak.
+"""Parameters and forward FLOPs per image of each config, this machine's matmul peaks (float32,
+and bfloat16 where the CPU has it natively) and each config's achieved training FLOP/s as a
+fraction of the peak of the precision it trained at (benchmarks/peaks.py).
 
-Training FLOPs per image are taken as 3x the forward FLOPs (forward + two backward passes), the
-usual estimate. The training step is the real trainer's (benchmarks/train_throughput.py timing) on
-an in-memory batch of --batch_size images (input pipeline excluded): the median of --steps steps
-after --warmup steps.
+The training step is the real trainer's (benchmarks/train_throughput.py timing) on an in-memory
+batch of --batch_size images (input pipeline excluded): the median of --steps steps after --warmup
+steps. Each config is timed in float32 and, where the CPU computes bfloat16 natively, with
+train_config.bfloat16 (a row per precision).
 
-    .venv/bin/python benchmarks/flops.py [--configs aster_paper tiny]
+    .venv/bin/python benchmarks/flops.py [--configs aster_paper tiny] [--precisions float32]
 """
 
 import argparse
-import functools
-import statistics
-import time
 
 import common
+import peaks as peaks_lib
 import train_throughput
 
-from aster import inference
-from aster.builders import model_builder
-from aster.tf_setup import tf
-from aster.utils import config_util, model_stats
-
-TRAIN_FLOPS_PER_FORWARD = 3.0
+from aster.utils import config_util
 
 
-def matmul_peak(size=2048, runs=5, iterations=10):
-    """Median float32 GFLOP/s of a size x size matmul chain in TensorFlow on this machine."""
-    with tf.Graph().as_default():
-        a = tf.Variable(tf.random.normal([size, size], stddev=0.01))
-        b = tf.Variable(tf.random.normal([size, size], stddev=0.01))
-        product = a
-        for _ in range(iterations):
-            product = tf.matmul(product, b)
-        result = tf.reduce_sum(product)
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            sess.run(result)
-            rates = []
-            for _ in range(runs):
-                start = time.perf_counter()
-                sess.run(result)
-                rates.append(2.0 * size**3 * iterations / (time.perf_counter() - start) / 1e9)
-    return statistics.median(rates)
-
-
-def train_step_rate(config, batch_size, warmup, steps):
+def train_step_rate(config, batch_size, warmup, steps, overrides=()):
     """Median images/s of the trainer's step on in-memory batches (train_throughput's timing:
     the config's optimizer, summaries and hooks, input pipeline excluded)."""
-    config = train_throughput.prepare_config(config, batch_size=batch_size)
+    config = train_throughput.prepare_config(config, batch_size=batch_size, overrides=overrides)
     return train_throughput.time_training(config, num_clones=1, in_memory=True, warmup=warmup,
                                           steps=steps)["images_per_sec"]
 
@@ -60,27 +34,28 @@ def main(argv=None):
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--precisions", nargs="+", choices=("float32", "bfloat16"),
+                        default=["float32", "bfloat16"],
+                        help="bfloat16 is timed only where the CPU has it natively")
     args = parser.parse_args(argv)
 
-    peak = matmul_peak()
+    peaks = peaks_lib.measure_peaks()
     description, load = common.machine()
-    print(f"float32 matmul peak (TF, 2048x2048): {peak:,.0f} GFLOP/s; {description}, "
-          f"load {load:.1f}")
-    rows = []
+    print(f"{peaks_lib.describe(peaks)}; {description}, load {load:.1f}")
+    precisions = [p for p in args.precisions if peaks[p] is not None]
+    table = [f"| config | parameters | forward GFLOP/image | precision | train images/s (batch "
+             f"{args.batch_size}, input excluded) | achieved GFLOP/s | of its peak |",
+             "|---|---:|---:|---|---:|---:|---:|"]
     for name in args.configs:
         config = config_util.load_pipeline_config(f"{common.ROOT}/configs/{name}.config")
-        height, width = inference.model_input_size(config.model)
-        stats = model_stats.model_stats(functools.partial(model_builder.build, config.model),
-                                        height, width)
-        rate = train_step_rate(config, args.batch_size, args.warmup, args.steps)
-        achieved = rate * TRAIN_FLOPS_PER_FORWARD * stats["forward_flops"] / 1e9
-        rows.append((name, stats, rate, achieved, achieved / peak))
-    header = ("| config | parameters | forward GFLOP/image | train images/s (batch "
-              f"{args.batch_size}, input excluded) | achieved GFLOP/s | of peak |")
-    table = [header, "|---|---:|---:|---:|---:|---:|"]
-    for name, stats, rate, achieved, fraction in rows:
-        table.append(f"| {name} | {stats['parameters']:,} | {stats['forward_flops'] / 1e9:.3f} | "
-                     f"{rate:.1f} | {achieved:.1f} | {fraction:.1%} |")
+        stats = peaks_lib.config_stats(config)
+        for precision in precisions:
+            overrides = [f"train_config.bfloat16={str(precision == 'bfloat16').lower()}"]
+            rate = train_step_rate(config, args.batch_size, args.warmup, args.steps, overrides)
+            achieved = peaks_lib.achieved_gflops(rate, stats["forward_flops"])
+            table.append(f"| {name} | {stats['parameters']:,} | "
+                         f"{stats['forward_flops'] / 1e9:.3f} | {precision} | {rate:.1f} | "
+                         f"{achieved:.1f} | {achieved / peaks[precision]:.1%} |")
     print("\n".join(table))
 
 

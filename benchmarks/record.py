@@ -27,10 +27,10 @@ import common
 # Per script: the printed lines (besides Markdown table rows) that are figures; the regex's group
 # is the part kept ("; machine: ..." is left out: the header names the machine).
 FIGURE_LINES = {
-    "flops": r"(float32 matmul peak [^;]*)",
+    "flops": r"(matmul peak [^;]*)",
     "input_pipeline": r"(batch \(.*|median [^;]*)",
     "synth_speed": r"(aster-synth-words, .*)",
-    "train_throughput": r"(skipping .*)",
+    "train_throughput": r"(matmul peak .*|skipping .*)",
 }
 
 

@@ -18,6 +18,10 @@ pools). Checkpoints and in-training evaluation are off; summaries follow the con
 `--variants name:FIELD=VALUE;FIELD=VALUE ...` compares settings in the same process, alternating
 them --repeats times (medians of the repeats), e.g.
 `--variants fp32: bf16:train_config.bfloat16=true`.
+
+Each row also gives the achieved training GFLOP/s (3x the model's forward FLOPs per image) and its
+fraction of this machine's matmul peak for the precision the run trained at (benchmarks/peaks.py:
+float32, or bfloat16 where the CPU has it natively and the run sets train_config.bfloat16).
 """
 
 import argparse
@@ -31,6 +35,7 @@ import time
 
 import common  # benchmarks/common.py (scripts run as python benchmarks/<name>.py)
 import numpy as np
+import peaks
 
 DEFAULT_CONFIGS = ("aster_paper", "demo_cpu", "crnn_ctc")
 WORDS = ("hello", "world", "text", "scene", "reading", "aster", "robust", "attention", "42",
@@ -147,6 +152,7 @@ def _worker(args):
     config = config_util.load_pipeline_config(os.path.join(common.ROOT, "configs",
                                                            f"{args.configs[0]}.config"))
     config = prepare_config(config, args.batch_size, args.set)
+    forward_flops = peaks.config_stats(config)["forward_flops"]
     variants = [_parse_variant(v) for v in args.variants] or [("", [])]
     with tempfile.TemporaryDirectory() as folder:
         record = write_records(os.path.join(folder, "train.tfrecord"))
@@ -160,7 +166,8 @@ def _worker(args):
                                            args.steps, record)
                     result.update(config=args.configs[0], clones=args.clones[0], variant=name,
                                   input="excluded" if in_memory else "included",
-                                  repeat=repeat, load=load)
+                                  repeat=repeat, load=load, forward_flops=forward_flops,
+                                  precision=peaks.precision(run_config))
                     print("RESULT " + json.dumps(result), flush=True)
 
 
@@ -198,8 +205,9 @@ def _run_workers(args, argv):
     return results, skipped
 
 
-def summarize(results):
-    """Median over repeats per (config, clones, variant, input): list of table rows."""
+def summarize(results, machine_peaks=None):
+    """Median over repeats per (config, clones, variant, input): list of table rows, each with
+    its achieved training GFLOP/s and the fraction of its precision's peak (None if unknown)."""
     groups = {}
     for r in results:
         key = (r["config"], r["clones"], r["variant"], r["input"])
@@ -210,17 +218,24 @@ def summarize(results):
                      "batch_size": rs[0]["batch_size"],
                      "images_per_sec": statistics.median(r["images_per_sec"] for r in rs),
                      "cpu_ms_per_image": statistics.median(r["cpu_ms_per_image"] for r in rs),
-                     "runs": len(rs)})
+                     "runs": len(rs), "precision": rs[0]["precision"]})
+        rate, flops = rows[-1]["images_per_sec"], rs[0]["forward_flops"]
+        rows[-1]["achieved_gflops"] = peaks.achieved_gflops(rate, flops)
+        rows[-1]["of_peak"] = peaks.fraction_of_peak(rate, flops, machine_peaks or {},
+                                                     rs[0]["precision"])
     return rows
 
 
 def table(rows):
     lines = ["| config | clones | variant | input | batch | images/s (median) | "
-             "CPU ms/image | runs |", "|---|---:|---|---|---:|---:|---:|---:|"]
+             "CPU ms/image | runs | precision | achieved GFLOP/s | of its peak |",
+             "|---|---:|---|---|---:|---:|---:|---:|---|---:|---:|"]
     for r in rows:
+        of_peak = "-" if r["of_peak"] is None else f"{r['of_peak']:.1%}"
         lines.append(f"| {r['config']} | {r['clones']} | {r['variant'] or '-'} | {r['input']} | "
                      f"{r['batch_size']} | {r['images_per_sec']:.1f} | "
-                     f"{r['cpu_ms_per_image']:.1f} | {r['runs']} |")
+                     f"{r['cpu_ms_per_image']:.1f} | {r['runs']} | {r['precision']} | "
+                     f"{r['achieved_gflops']:.1f} | {of_peak} |")
     return lines
 
 
@@ -247,8 +262,10 @@ def main(argv=None):
         return
     description, load = common.machine()
     print(f"{description}; load average {load:.1f}", flush=True)
+    machine_peaks = peaks.measure_peaks()
+    print(peaks.describe(machine_peaks), flush=True)
     results, skipped = _run_workers(args, argv)
-    lines = table(summarize(results))
+    lines = table(summarize(results, machine_peaks))
     print("\n".join(lines))
 
 

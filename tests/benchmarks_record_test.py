@@ -35,7 +35,7 @@ old input figures
 Kept as it is.
 """
 # What the scripts print today (shortened), noise lines included.
-FLOPS = ["float32 matmul peak (TF, 2048x2048): 164 GFLOP/s; Test CPU, 2 cores, Python 3.11.7, "
+FLOPS = ["matmul peak (TF, 2048x2048): float32 164 GFLOP/s, bfloat16 not measured; Test CPU, 2 cores, Python 3.11.7, "
          "load 0.7",
          "| config | parameters | forward GFLOP/image |", "|---|---:|---:|",
          "| tiny | 516,732 | 0.020 |"]
@@ -87,7 +87,8 @@ def test_write_replaces_the_logged_blocks_with_their_figures(record, tmp_path):
     assert flops[0] == ("Recorded by benchmarks/record.py from the run of 2026-12-02: Test CPU, "
                         "2 cores, load average 1.2 at the start; "
                         "`python benchmarks/flops.py --steps 3`")
-    assert flops[1:] == ["", "float32 matmul peak (TF, 2048x2048): 164 GFLOP/s", "", *FLOPS[1:]]
+    assert flops[1:] == ["", "matmul peak (TF, 2048x2048): float32 164 GFLOP/s, bfloat16 not measured",
+                         "", *FLOPS[1:]]
     assert _block(text, "eval_batching")[2:] == [
         "| measured | batch 1 images/s | batch 32 images/s | per-image speed-up |",
         "|---|---:|---:|---:|", "| evaluator | 13.99 | 82.41 | 5.9x |",
