@@ -17,7 +17,11 @@ pools). Checkpoints and in-training evaluation are off; summaries follow the con
 
 `--variants name:FIELD=VALUE;FIELD=VALUE ...` compares settings in the same process, alternating
 them --repeats times (medians of the repeats), e.g.
-`--variants fp32: bf16:train_config.bfloat16=true`.
+`--variants fp32: bf16:train_config.bfloat16=true`. One clone runs on GPU:0 where the machine has
+a GPU, so there the same variants compare float32 with float16 mixed precision (loss-scaled; see
+aster/utils/train_session.py): the prepared GPU check is
+`--configs aster_paper --clones 1 --input excluded --variants fp32: mixed:train_config.bfloat16=true
+--repeats 3`.
 
 Each row also gives the achieved training GFLOP/s (3x the model's forward FLOPs per image) and its
 fraction of this machine's matmul peak for the precision the run trained at (benchmarks/peaks.py:
