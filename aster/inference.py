@@ -13,7 +13,8 @@ build_inference_graph is the one recipe: the model in inference mode
 [B, h, w, 3] float32 images in [0, 255]. The predictors take encoded image bytes: each image is
 decoded to RGB, passed through eval_config.data_preprocessing_steps and resized to the model's
 input size (decode_and_resize), and their outputs are the serving signature's (OUTPUT_KEYS, see
-aster/export.py).
+aster/export.py). fixed_size_uint8_input is the input of the TFLite export (aster/lite_export.py):
+uint8 images already decoded and resized to the model's input size.
 """
 
 import dataclasses
@@ -70,12 +71,14 @@ class InferenceGraph:
       images: [B, input_height, input_width, 3] float32, the preprocessed images.
       predictions: the postprocessed predictions (PredictionFields keys).
       variables: the global variables the model created (what a checkpoint restores).
+      model_outputs: what model.predict returned (e.g. each predictor's label ids).
     """
 
     model: object
     images: object
     predictions: dict
     variables: list
+    model_outputs: dict = None
 
 
 def build_inference_graph(model_config, images, model_fn=None):
@@ -92,9 +95,22 @@ def build_inference_graph(model_config, images, model_fn=None):
     before = set(tf.global_variables())
     model = model_fn() if model_fn is not None else default_model_fn(model_config)
     preprocessed = model.preprocess(images)
-    predictions = model.postprocess(model.predict(preprocessed))
+    model_outputs = model.predict(preprocessed)
+    predictions = model.postprocess(model_outputs)
     variables = [v for v in tf.global_variables() if v not in before]
-    return InferenceGraph(model, preprocessed, predictions, variables)
+    return InferenceGraph(model, preprocessed, predictions, variables, model_outputs)
+
+
+def fixed_size_uint8_input(model_config, name=INPUT_KEY):
+    """A uint8 [None, input_height, input_width, 3] placeholder for already decoded and resized
+    RGB images (the TFLite export's input), and its float32 view for build_inference_graph.
+
+    Returns:
+      (placeholder, [B, input_height, input_width, 3] float32 tensor in [0, 255]).
+    """
+    height, width = model_input_size(model_config)
+    images = tf.placeholder(tf.uint8, [None, height, width, 3], name=name)
+    return images, tf.cast(images, tf.float32)
 
 
 def decode_and_resize(image_bytes, height, width, steps=()):

@@ -266,11 +266,11 @@ class AttentionDecoder:
         batch_size = tf.shape(memory.values[0])[0]
         memory = self._decoding_memory(memory)
 
-        def cond(t, prev, state, finished, log_probs, lengths, labels_ta):
-            del prev, state, log_probs, lengths, labels_ta
+        def cond(t, prev, state, finished, log_probs, lengths, history):
+            del prev, state, log_probs, lengths, history
             return tf.logical_and(t < max_num_steps, tf.logical_not(tf.reduce_all(finished)))
 
-        def body(t, prev, state, finished, log_probs, lengths, labels_ta):
+        def body(t, prev, state, finished, log_probs, lengths, history):
             logits, state = self.step(prev, state, memory)
             step_log_probs = tf.nn.log_softmax(logits)
             labels = tf.argmax(logits, axis=1, output_type=tf.int32)
@@ -279,17 +279,20 @@ class AttentionDecoder:
             log_probs += tf.where(finished, tf.zeros_like(chosen), chosen)
             lengths += 1 - tf.cast(finished, tf.int32)
             finished = tf.logical_or(finished, tf.equal(labels, self.eos_label))
-            return t + 1, labels, state, finished, log_probs, lengths, labels_ta.write(t, labels)
+            # The labels so far as one [B, max_num_steps] tensor (column t set here), not a
+            # TensorArray: its dynamic element shape has no TFLite built-in lowering.
+            column = tf.one_hot(tf.fill([1], t), max_num_steps, dtype=tf.int32)  # [1, T]
+            history += tf.expand_dims(labels, 1) * column
+            return t + 1, labels, state, finished, log_probs, lengths, history
 
         loop_vars = (
             tf.constant(0), tf.fill([batch_size], self.go_label), self.initial_state(memory),
             tf.zeros([batch_size], tf.bool), tf.zeros([batch_size], tf.float32),
-            tf.zeros([batch_size], tf.int32),
-            tf.TensorArray(tf.int32, size=0, dynamic_size=True, element_shape=[None]))
-        _, _, _, _, log_probs, lengths, labels_ta = tf.while_loop(
+            tf.zeros([batch_size], tf.int32), tf.zeros([batch_size, max_num_steps], tf.int32))
+        num_steps, _, _, _, log_probs, lengths, history = tf.while_loop(
             cond, body, loop_vars, maximum_iterations=max_num_steps, name="greedy_decode")
         self._add_regularization()
-        return DecodeOutput(tf.transpose(labels_ta.stack()), log_probs, lengths)
+        return DecodeOutput(history[:, :num_steps], log_probs, lengths)
 
     def beam_search_decode(self, memory, max_num_steps, beam_width, length_penalty=0.0):
         """Beam search decoding (aster.core.beam_search.beam_search on this decoder's step).

@@ -146,8 +146,10 @@ class LabelMap:
         Returns:
           [B] int32.
         """
-        is_text = tf.cast(labels >= self._label_offset, tf.int32)
-        return tf.reduce_sum(tf.math.cumprod(is_text, axis=1), axis=1)
+        # Positions with no reserved label at or before them (a cumsum, not a cumprod of the
+        # text positions: the same count, and TFLite has a built-in kernel for it).
+        ended = tf.cast(labels < self._label_offset, tf.int32)
+        return tf.reduce_sum(tf.cast(tf.equal(tf.cumsum(ended, axis=1), 0), tf.int32), axis=1)
 
     def labels_to_text(self, labels):
         """Decodes label sequences; each ends at its first reserved label (EOS, GO, padding) or

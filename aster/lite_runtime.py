@@ -1,0 +1,143 @@
+"""Runs an `aster-export --format tflite` model without TensorFlow: NumPy and ai-edge-litert only.
+
+aster-export copies this file into the exported folder as recognizer.py, so a deployment needs
+neither this package nor TensorFlow (it imports nothing from either):
+
+    import sys; sys.path.insert(0, "exported/aster_tflite")
+    from recognizer import Recognizer
+    recognizer = Recognizer("exported/aster_tflite")
+    out = recognizer.predict(images)   # uint8 [N, height, width, 3] RGB, already resized
+    out["text"], out["scores"], out["labels"], out["control_points"]
+
+The folder's model.json gives the contract (input size, outputs, label map); Recognizer checks
+every batch against it before running the model and raises ValueError naming what was expected.
+"""
+
+import json
+import os
+
+import numpy as np
+
+MODEL_JSON = "model.json"
+UNKNOWN_TEXT = "\ufffd"
+
+
+def load_metadata(model_dir):
+    """model.json of an exported folder, as a dict.
+
+    Raises:
+      ValueError: no readable model.json in model_dir.
+    """
+    path = os.path.join(model_dir, MODEL_JSON)
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: cannot read the exported model's metadata ({e})") from e
+
+
+def labels_to_text(labels, characters, label_offset, unknown_label=None):
+    """Decodes [N, T] label ids as the model's label map does.
+
+    Each row ends at its first label below label_offset (GO, EOS) or negative one; label
+    label_offset + i is characters[i] and unknown_label decodes to U+FFFD.
+
+    Returns:
+      list of N str.
+    """
+    texts = []
+    for row in np.asarray(labels).reshape(len(labels), -1):
+        chars = []
+        for label in row.tolist():
+            if label < label_offset:
+                break
+            index = label - label_offset
+            chars.append(UNKNOWN_TEXT if label == unknown_label or index >= len(characters)
+                         else characters[index])
+        texts.append("".join(chars))
+    return texts
+
+
+def check_images(images, height, width):
+    """The batch as a uint8 [N, height, width, 3] array.
+
+    Raises:
+      ValueError: not an array of pixels, an empty batch, a dtype other than uint8, or a shape
+        other than [N, height, width, 3].
+    """
+    expected = f"a uint8 array [N, {height}, {width}, 3] of RGB images with N >= 1"
+    if isinstance(images, (str, bytes)) or images is None:
+        raise ValueError(f"images: expected {expected}, got {type(images).__name__} (decode "
+                         "the image files first, e.g. with Pillow)")
+    try:
+        array = np.asarray(images)
+    except ValueError as e:  # ragged lists of images
+        raise ValueError(f"images: expected {expected}; cannot make an array ({e})") from e
+    if array.dtype == object or not (array.dtype.kind in "uif" or array.dtype == bool):
+        raise ValueError(f"images: expected {expected}, got an array of {array.dtype}")
+    if array.ndim >= 1 and array.shape[0] == 0:
+        raise ValueError(f"images: empty batch; expected {expected}")
+    if array.dtype != np.uint8:
+        raise ValueError(f"images: expected dtype uint8 (pixels 0..255), got {array.dtype}")
+    if array.ndim != 4 or tuple(array.shape[1:]) != (height, width, 3):
+        hint = " (add a batch axis for one image)" if array.ndim == 3 else ""
+        raise ValueError(f"images: expected shape [N, {height}, {width}, 3] (resize to "
+                         f"{width}x{height} first){hint}, got {list(array.shape)}")
+    return np.ascontiguousarray(array)
+
+
+class Recognizer:
+    """An exported TFLite recognizer: uint8 images in, texts, scores and control points out."""
+
+    def __init__(self, model_dir, num_threads=None):
+        """Loads model_dir/model.json and its .tflite model with ai-edge-litert.
+
+        Raises:
+          ValueError: no model.json or model file, or a folder of another format.
+        """
+        self.metadata = load_metadata(model_dir)
+        if self.metadata.get("format") != "tflite":
+            raise ValueError(f"{model_dir}: model.json format is "
+                             f"{self.metadata.get('format')!r}, expected 'tflite'")
+        from ai_edge_litert.interpreter import Interpreter
+
+        path = os.path.join(model_dir, self.metadata["model_file"])
+        if not os.path.isfile(path):
+            raise ValueError(f"{path}: no such model file")
+        self._interpreter = Interpreter(model_path=path, num_threads=num_threads)
+        self._input = self._interpreter.get_input_details()[0]["index"]
+        self._outputs = {d["name"]: d["index"] for d in self._interpreter.get_output_details()}
+        self._batch = None
+
+    @property
+    def input_size(self):
+        """(height, width) the model takes."""
+        spec = self.metadata["input"]
+        return spec["height"], spec["width"]
+
+    def predict(self, images):
+        """Recognises a batch.
+
+        Args:
+          images: uint8 [N, height, width, 3] RGB (a list of [height, width, 3] arrays works).
+
+        Returns:
+          dict: text (list of N str), scores [N] float32 log-probability, labels [N, T] int32
+          label ids, control_points [N, K, 2] float32 normalised (x, y).
+
+        Raises:
+          ValueError: see check_images.
+        """
+        batch = check_images(images, *self.input_size)
+        if self._batch != batch.shape[0]:
+            self._interpreter.resize_tensor_input(self._input, list(batch.shape))
+            self._interpreter.allocate_tensors()
+            self._batch = batch.shape[0]
+        self._interpreter.set_tensor(self._input, batch)
+        self._interpreter.invoke()
+        out = {name: self._interpreter.get_tensor(index).copy()
+               for name, index in self._outputs.items()}
+        labels = self.metadata["labels"]
+        out["text"] = labels_to_text(out["labels"], labels["characters"], labels["label_offset"],
+                                     labels.get("unknown_label"))
+        return out
