@@ -79,10 +79,14 @@ setup(
         # The build requirements of pyproject.toml are in dev too, so that
         # tests/packaging_test.py builds the wheel without an isolated (PyPI) build environment.
         "dev": ["pytest>=8", "ruff==0.17.6", "lmdb>=1.4", "scipy>=1.11", "grpcio-tools==1.85.1",
-                "setuptools>=70", "wheel", "ai-edge-litert==2.3.0"],
+                "setuptools>=70", "wheel", "ai-edge-litert==2.3.0", "tf2onnx==1.17.0",
+                "onnx==1.23.2", "onnxruntime==1.32.0"],
         # The LiteRT runtime that runs an `aster-export --format tflite` model without TensorFlow
         # (tests/export_tflite_test.py runs it in a fresh interpreter).
         "tflite": ["ai-edge-litert==2.3.0"],
+        # `aster-export --format onnx` (tf2onnx, onnx) and the onnxruntime that runs its model
+        # without TensorFlow (tests/export_onnx_test.py).
+        "onnx": ["tf2onnx==1.17.0", "onnx==1.23.2", "onnxruntime==1.32.0"],
         # Font families for aster-synth-words (found by aster/tools/fonts.py in the installed
         # font-* distributions): `make train` installs them so that training sees 11 families and
         # validation 3 unseen ones. SIL OFL / Apache 2.0 fonts, no dependencies.

@@ -1,10 +1,10 @@
-"""aster-export: writes a checkpoint as a SavedModel with a serving signature (or TFLite).
+"""aster-export: writes a checkpoint as a SavedModel with a serving signature (or TFLite, ONNX).
 
     aster-export --pipeline_config_path CONFIG --checkpoint_path TRAIN_DIR/model.ckpt-1000 \\
-                 --output_dir exported/aster [--format saved_model|tflite] [--decoding greedy|beam]
+                 --output_dir exported/aster [--format saved_model|tflite|onnx] [--decoding ...]
 
-`--format tflite` writes a LiteRT model on uint8 [N, h, w, 3] images that runs without
-TensorFlow (aster/lite_export.py says what it holds; README "Deploying without TensorFlow").
+`--format tflite` (`onnx`) writes a LiteRT (ONNX) model on uint8 [N, h, w, 3] images that runs
+without TensorFlow (aster/lite_export.py, aster/onnx_export.py, README "Deploying without ...").
 
 The SavedModel (TF1 graph, tags ["serve"]) has one signature, "serving_default":
 
@@ -39,12 +39,14 @@ import os
 import shutil
 import sys
 
-from aster import lite_export
+from aster import lite_export, onnx_export
 from aster.inference import INPUT_KEY, SIGNATURE_KEY, CheckpointPredictor, resolve_checkpoint
 from aster.tf_setup import tf
 from aster.utils import checkpoints, cli, cli_logging, config_util
 
 logger = logging.getLogger(__name__)
+
+EXPORTERS = {"tflite": lite_export.export_tflite, "onnx": onnx_export.export_onnx}
 
 
 def export_saved_model(pipeline_config, checkpoint_path, output_dir, model_fn=None,
@@ -90,9 +92,9 @@ def build_parser():
     parser.add_argument("--checkpoint_path", required=True,
                         help="checkpoint prefix, or a training folder (its newest checkpoint)")
     parser.add_argument("--output_dir", required=True, help="folder to create")
-    parser.add_argument("--format", choices=("saved_model", "tflite"), default="saved_model")
+    parser.add_argument("--format", choices=("saved_model", *EXPORTERS), default="saved_model")
     parser.add_argument("--decoding", choices=lite_export.DECODINGS, default="greedy",
-                        help="tflite: greedy (beam_width 1) or the config's beam search")
+                        help="tflite, onnx: greedy (beam_width 1) or the config's beam search")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output_dir")
     cli.add_override_flags(parser)
     cli.add_verbose_flag(parser)
@@ -105,9 +107,9 @@ def main(argv=None):
     try:
         checkpoint, config = resolve_checkpoint(args.checkpoint_path, args.pipeline_config_path,
                                                 args.config_override, args.assignments)
-        if args.format == "tflite":
-            lite_export.export_tflite(config, checkpoint, args.output_dir, args.decoding,
-                                      overwrite=args.overwrite)
+        if args.format in EXPORTERS:
+            EXPORTERS[args.format](config, checkpoint, args.output_dir, args.decoding,
+                                   overwrite=args.overwrite)
         else:
             export_saved_model(config, checkpoint, args.output_dir, overwrite=args.overwrite)
     except config_util.ConfigError as e:

@@ -108,7 +108,9 @@ def beam_search(step_fn, initial_state, batch_size, beam_width, max_num_steps, g
         logits, state = step_fn(labels, state)
         num_classes = _num_classes(logits)
         step_lp = tf.nn.log_softmax(logits)
-        eos_only = tf.math.log(tf.one_hot(eos_label, num_classes, dtype=step_lp.dtype))
+        # one_hot of rank-1 indices ([1, C] here, [1, max_num_steps] below) and broadcasting:
+        # tf2onnx converts only rank-1 OneHot indices.
+        eos_only = tf.math.log(tf.one_hot([eos_label], num_classes, dtype=step_lp.dtype))
         step_lp = tf.where_v2(tf.expand_dims(finished, 1), eos_only, step_lp)
         total = tf.expand_dims(log_probs, 1) + step_lp  # [B*K, C]
         grown = lengths + 1 - tf.cast(finished, tf.int32)
@@ -124,7 +126,8 @@ def beam_search(step_fn, initial_state, batch_size, beam_width, max_num_steps, g
         lengths = tf.gather(grown, parents)
         state = tf.nest.map_structure(lambda x: tf.gather(x, parents), state)
         history = (tf.gather(history, parents)
-                   + tf.expand_dims(labels, 1) * tf.one_hot(t, max_num_steps, dtype=tf.int32))
+                   + tf.expand_dims(labels, 1)
+                   * tf.one_hot(tf.fill([1], t), max_num_steps, dtype=tf.int32))
         new = (labels, state, log_probs, finished, lengths, history)
         # Keep the static shapes the loop started with (the gathers lose them).
         tf.nest.map_structure(lambda n, o: n.set_shape(o.shape), new, old)
@@ -132,10 +135,10 @@ def beam_search(step_fn, initial_state, batch_size, beam_width, max_num_steps, g
 
     n = batch_size * k
     # Only the first beam of a sample is live at the start: the K copies are identical.
-    first = tf.one_hot(0, k, on_value=0.0, off_value=neg_inf)
+    first = tf.one_hot([0], k, on_value=0.0, off_value=neg_inf)  # [1, K]
     loop_vars = (
         tf.constant(0), tf.fill([n], go_label), initial_state,
-        tf.reshape(tf.tile(first[None, :], [batch_size, 1]), [-1]), tf.zeros([n], tf.bool),
+        tf.reshape(tf.tile(first, [batch_size, 1]), [-1]), tf.zeros([n], tf.bool),
         tf.zeros([n], tf.int32), tf.zeros([n, max_num_steps], tf.int32))
     num_steps, _, _, log_probs, _, lengths, history = tf.while_loop(
         cond, body, loop_vars, name="beam_search")

@@ -1,0 +1,65 @@
+"""Runs an `aster-export --format onnx` model without TensorFlow: NumPy and onnxruntime only.
+
+aster-export copies this file into the exported folder as recognizer.py, beside lite_runtime.py
+(its input checks and label decoding), so a deployment needs neither this package nor
+TensorFlow:
+
+    import sys; sys.path.insert(0, "exported/aster_onnx")
+    from recognizer import Recognizer
+    recognizer = Recognizer("exported/aster_onnx")
+    out = recognizer.predict(images)   # uint8 [N, height, width, 3] RGB, already resized
+    out["text"], out["scores"], out["labels"], out["control_points"]
+"""
+
+import os
+
+if __package__:  # aster.onnx_runtime
+    from .lite_runtime import check_images, labels_to_text, load_metadata
+else:  # recognizer.py in an exported folder
+    from lite_runtime import check_images, labels_to_text, load_metadata
+
+
+class Recognizer:
+    """An exported ONNX recognizer: uint8 images in, texts, scores and control points out."""
+
+    def __init__(self, model_dir, num_threads=None):
+        """Loads model_dir/model.json and its .onnx model with onnxruntime (CPU).
+
+        Raises:
+          ValueError: no model.json or model file, or a folder of another format.
+        """
+        self.metadata = load_metadata(model_dir)
+        if self.metadata.get("format") != "onnx":
+            raise ValueError(f"{model_dir}: model.json format is "
+                             f"{self.metadata.get('format')!r}, expected 'onnx'")
+        import onnxruntime
+
+        path = os.path.join(model_dir, self.metadata["model_file"])
+        if not os.path.isfile(path):
+            raise ValueError(f"{path}: no such model file")
+        options = onnxruntime.SessionOptions()
+        if num_threads:
+            options.intra_op_num_threads = num_threads
+        self._session = onnxruntime.InferenceSession(path, options,
+                                                     providers=["CPUExecutionProvider"])
+
+    @property
+    def input_size(self):
+        """(height, width) the model takes."""
+        spec = self.metadata["input"]
+        return spec["height"], spec["width"]
+
+    def predict(self, images):
+        """Recognises a batch: see lite_runtime.Recognizer.predict (same inputs and outputs).
+
+        Raises:
+          ValueError: see lite_runtime.check_images.
+        """
+        batch = check_images(images, *self.input_size)
+        names = self.metadata["outputs"]
+        values = self._session.run(names, {self.metadata["input"]["name"]: batch})
+        out = dict(zip(names, values, strict=True))
+        labels = self.metadata["labels"]
+        out["text"] = labels_to_text(out["labels"], labels["characters"], labels["label_offset"],
+                                     labels.get("unknown_label"))
+        return out
