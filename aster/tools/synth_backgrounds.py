@@ -1,10 +1,14 @@
 """Backgrounds for synthetic words, generated at the output size with NumPy (no image files).
 
-Each kind is a function (rng, height, width) -> float32 [height, width, 3] in [0, 255]. The
-training mix draws from TRAIN_KINDS; OOD_KINDS are used only by the out-of-distribution
-validation style (aster/tools/synth_style.py), so `val_ood` shows backgrounds no training image
-has.
+Each kind is a function (rng, height, width) -> float32 [3, height, width] in [0, 255]: channels
+first, because NumPy runs one inner loop per pixel over a last axis of 3 (broadcasting a colour
+or a [height, width] mask over interleaved RGB costs ~10x more). `interleave` turns such an
+array into the [height, width, 3] layout of PIL. The kinds in OOD_ONLY are used only by the
+out-of-distribution validation style (aster/tools/synth_style.py), so `val_ood` shows
+backgrounds no training image has.
 """
+
+import functools
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -16,10 +20,14 @@ def luminance(rgb):
 
 
 def color_at(rng, level, max_chroma=70.0):
-    """An RGB colour of luminance about `level` with a random tint of up to max_chroma."""
-    tint = rng.uniform(-1, 1, 3) * rng.uniform(0, max_chroma)
-    tint -= luminance(tint)
-    return np.clip(level + tint, 0, 255)
+    """An RGB colour [3] of luminance about `level` with a random tint of up to max_chroma
+    (computed on Python floats: the same float64 operations as on arrays, far cheaper)."""
+    direction = rng.uniform(-1, 1, 3).tolist()
+    chroma = rng.uniform(0, max_chroma)
+    red, green, blue = (d * chroma for d in direction)
+    grey = 0.299 * red + 0.587 * green + 0.114 * blue  # luminance of the tint
+    level = float(level)
+    return np.array([min(max(level + (c - grey), 0.0), 255.0) for c in (red, green, blue)])
 
 
 def _tinted(rng, lum_low, lum_high, max_chroma=40.0):
@@ -28,16 +36,66 @@ def _tinted(rng, lum_low, lum_high, max_chroma=40.0):
 
 
 def _fill(color, height, width):
-    return np.broadcast_to(np.asarray(color, np.float32), (height, width, 3)).copy()
+    """[3, height, width] float32 of one colour."""
+    image = np.empty((3, height, width), np.float32)
+    image[:] = np.asarray(color, np.float32)[:, None, None]
+    return image
+
+
+def _channels(color):
+    """A colour [3] as a [3, 1, 1] array, to broadcast over [3, height, width]."""
+    return np.asarray(color)[:, None, None]
+
+
+def planar(pixels):
+    """[height, width, 3] -> [3, height, width] (a contiguous copy)."""
+    return np.ascontiguousarray(pixels.transpose(2, 0, 1))
+
+
+def interleave(channels):
+    """[3, height, width] -> [height, width, 3] (a contiguous copy), channel by channel (a
+    transposing copy runs one inner loop per pixel)."""
+    pixels = np.empty(channels.shape[1:] + (3,), channels.dtype)
+    for index in range(3):
+        pixels[..., index] = channels[index]
+    return pixels
+
+
+def to_image(pixels):
+    """The PIL image ('L' or 'RGB') of uint8 [height, width] or [height, width, 3] pixels: what
+    Image.fromarray gives, through the cheaper Image.frombytes."""
+    mode = "L" if pixels.ndim == 2 else "RGB"
+    return Image.frombytes(mode, (pixels.shape[1], pixels.shape[0]), pixels.tobytes())
+
+
+def to_array(image):
+    """np.asarray(image) of an 'L' or 'RGB' image (uint8, read-only), through the cheaper
+    image.tobytes()."""
+    shape = (image.height, image.width) + (() if image.mode == "L" else (3,))
+    return np.frombuffer(image.tobytes(), np.uint8).reshape(shape)
+
+
+def _image(channels):
+    """A PIL RGB image of [3, height, width] values in [0, 255] (truncated to uint8)."""
+    return to_image(interleave(channels.astype(np.uint8)))
+
+
+@functools.lru_cache(maxsize=64)
+def _pixel_grid(height, width):
+    """(ys, xs): float32 [height, width] row and column indices (read-only: they are shared)."""
+    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+    ys.flags.writeable = xs.flags.writeable = False
+    return ys, xs
 
 
 def smooth_noise(rng, height, width, cell, channels=1):
-    """Value noise: random values on a grid of `cell` pixels, bilinearly upsampled, in [-1, 1]."""
+    """Value noise: random values on a grid of `cell` pixels, bilinearly upsampled, in [-1, 1]:
+    float32 [channels, height, width]."""
     gh, gw = max(2, int(np.ceil(height / cell)) + 1), max(2, int(np.ceil(width / cell)) + 1)
     grid = rng.uniform(0, 255, (gh, gw, channels)).astype(np.uint8)
-    image = Image.fromarray(grid[..., 0] if channels == 1 else grid)
-    big = np.asarray(image.resize((width, height), Image.BILINEAR), np.float32)
-    big = big.reshape(height, width, channels)
+    image = to_image(grid[..., 0] if channels == 1 else grid)
+    big = to_array(image.resize((width, height), Image.BILINEAR)).astype(np.float32)
+    big = big.reshape(1, height, width) if channels == 1 else planar(big)
     return big / 127.5 - 1.0
 
 
@@ -57,24 +115,24 @@ def gradient(rng, height, width):
     a, b = rng.uniform(0, 255, 3), rng.uniform(0, 255, 3)
     b = a + (b - a) * rng.uniform(0.2, 1.0)
     angle = rng.uniform(0, 2 * np.pi)
-    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+    ys, xs = _pixel_grid(height, width)
     t = np.cos(angle) * xs / max(width, 1) + np.sin(angle) * ys / max(height, 1)
     t = (t - t.min()) / max(float(t.max() - t.min()), 1e-6)
-    return (a + t[..., None] * (b - a)).astype(np.float32)
+    return (_channels(a) + t * _channels(b - a)).astype(np.float32)
 
 
 def noise(rng, height, width):
     base = rng.uniform(0, 255, 3)
     texture = smooth_noise(rng, height, width, rng.uniform(2, 6), 3) * rng.uniform(10, 40)
-    return np.clip(base + texture, 0, 255)
+    return np.clip(_channels(base) + texture, 0, 255)
 
 
 def paper(rng, height, width):
     """Light paper: a tinted light base, blotches, and fine grain."""
     base = _tinted(rng, 175, 250, 30)
     blotch = smooth_noise(rng, height, width, rng.uniform(8, 30)) * rng.uniform(5, 25)
-    grain = rng.normal(0, rng.uniform(2, 8), (height, width, 1))
-    return np.clip(base + blotch + grain, 0, 255).astype(np.float32)
+    grain = rng.normal(0, rng.uniform(2, 8), (1, height, width))
+    return np.clip(_channels(base) + blotch + grain, 0, 255).astype(np.float32)
 
 
 def photo(rng, height, width):
@@ -82,7 +140,7 @@ def photo(rng, height, width):
     1/1 to 1/6 of the size and upsampled (sharp edges to out-of-focus blur), with grain."""
     factor = rng.choice([1, 2, 4, 6])
     small_h, small_w = max(2, height // factor), max(2, width // factor)
-    image = Image.fromarray(gradient(rng, small_h, small_w).astype(np.uint8))
+    image = _image(gradient(rng, small_h, small_w))
     draw = ImageDraw.Draw(image)
     for _ in range(int(rng.integers(3, 9))):
         x0, y0 = rng.uniform(-0.3, 1.0) * small_w, rng.uniform(-0.5, 1.0) * small_h
@@ -90,13 +148,14 @@ def photo(rng, height, width):
         color = tuple(int(c) for c in rng.uniform(0, 255, 3))
         shape = draw.ellipse if rng.random() < 0.5 else draw.rectangle
         shape([x0, y0, x0 + w, y0 + h], fill=color)
-    array = np.asarray(image.resize((width, height), Image.BILINEAR), np.float32)
-    return np.clip(array + rng.normal(0, rng.uniform(1, 6), (height, width, 1)), 0, 255)
+    channels = planar(to_array(image.resize((width, height), Image.BILINEAR)).astype(np.float32))
+    grain = rng.normal(0, rng.uniform(1, 6), (1, height, width))
+    return np.clip(channels + grain, 0, 255)
 
 
 def fibres(rng, height, width):
     """OOD only: light paper with thin dark and light fibres."""
-    image = Image.fromarray(paper(rng, height, width).astype(np.uint8))
+    image = _image(paper(rng, height, width))
     draw = ImageDraw.Draw(image)
     for _ in range(int(rng.integers(5, 20))):
         x0, y0 = rng.uniform(0, width), rng.uniform(0, height)
@@ -106,16 +165,16 @@ def fibres(rng, height, width):
                                                                                int(y0))))
         draw.line([x0, y0, x0 + length * np.cos(angle), y0 + length * np.sin(angle)],
                   fill=color, width=1)
-    return np.asarray(image, np.float32)
+    return planar(to_array(image).astype(np.float32))
 
 
 def wood(rng, height, width):
     """OOD only: a light wood grain (stretched noise bands)."""
     base = _tinted(rng, 150, 225, 60)
-    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
-    warp = smooth_noise(rng, height, width, rng.uniform(10, 40))[..., 0] * rng.uniform(3, 10)
-    bands = np.sin(2 * np.pi * (ys + warp) / rng.uniform(3, 9))[..., None]
-    return np.clip(base + bands * rng.uniform(8, 25), 0, 255).astype(np.float32)
+    ys, _ = _pixel_grid(height, width)
+    warp = smooth_noise(rng, height, width, rng.uniform(10, 40))[0] * rng.uniform(3, 10)
+    bands = np.sin(2 * np.pi * (ys + warp) / rng.uniform(3, 9))
+    return np.clip(_channels(base) + bands * rng.uniform(8, 25), 0, 255).astype(np.float32)
 
 
 KINDS = {"plain_light": plain_light, "plain_dark": plain_dark, "solid": solid,

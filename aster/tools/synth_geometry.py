@@ -3,11 +3,15 @@
 Each warp maps points of the flat text mask (pixel coordinates, x right, y down) forward to the
 warped plane and back (`inverse`), on NumPy arrays of any shape. The renderer composes them,
 maps the text's top and bottom lines forward (the keypoints written to `image/keypoints`) and
-samples the output image by mapping every output pixel back to the flat mask, once, with
-bilinear interpolation. So the keypoints follow the drawn text exactly, whatever the warps.
+samples the output image from the flat mask once, through a mesh of cells whose corners are
+mapped back through the warps (`mesh`, `transform_mesh`). So the keypoints follow the drawn text,
+whatever the warps.
 """
 
+import functools
+
 import numpy as np
+from PIL import Image
 
 
 class Shear:
@@ -120,10 +124,33 @@ def inverse(warps, x, y):
     return x, y
 
 
+@functools.cache
+def _ramp(num):
+    """0, 1, ..., num - 1 as float64 (read-only: it is shared)."""
+    ramp = np.arange(num, dtype=np.float64)
+    ramp.flags.writeable = False
+    return ramp
+
+
+def linspace(start, stop, num):
+    """np.linspace(start, stop, num) for scalar start and stop and num >= 2, value for value
+    (the same ramp * step + start, the end set to stop), without its per-call overhead."""
+    points = _ramp(num) * (float(stop - start) / (num - 1)) + start
+    points[-1] = stop
+    return points
+
+
+@functools.cache
+def _unit_steps(num):
+    steps = np.linspace(0.0, 1.0, num)
+    steps.flags.writeable = False
+    return steps
+
+
 def box_outline(box, num=16):
     """Points along the border of box = (left, top, right, bottom): [4 * num] x and y arrays."""
     left, top, right, bottom = box
-    t = np.linspace(0.0, 1.0, num)
+    t = _unit_steps(num)
     xs = np.concatenate([left + t * (right - left), np.full(num, right),
                          right - t * (right - left), np.full(num, left)])
     ys = np.concatenate([np.full(num, top), top + t * (bottom - top), np.full(num, bottom),
@@ -132,7 +159,10 @@ def box_outline(box, num=16):
 
 
 def bounds(warps, box):
-    """(left, top, right, bottom) of the warped border of box."""
+    """(left, top, right, bottom) of the warped border of box: the box itself (as floats) when
+    there is no warp, since its border's extremes are then its sides."""
+    if not warps:
+        return tuple(float(v) for v in box)
     xs, ys = forward(warps, *box_outline(box))
     return xs.min(), ys.min(), xs.max(), ys.max()
 
@@ -150,3 +180,61 @@ def bilinear(channels, x, y):
     top = padded[y0, x0] * (1 - fx) + padded[y0, x1] * fx
     bottom = padded[y1, x0] * (1 - fx) + padded[y1, x1] * fx
     return top * (1 - fy) + bottom * fy
+
+
+@functools.lru_cache(maxsize=64)
+def _mesh_cells(size, curved):
+    """(x and y cell edges in output pixels, the cells' boxes) of the mesh for an output size."""
+    width, height = size
+    cols, rows = (16, 2) if curved else (4, 1)
+    xs = np.linspace(0, width, cols + 1)
+    ys = np.linspace(0, height, rows + 1)
+    boxes = tuple((int(xs[c]), int(ys[r]), int(xs[c + 1]), int(ys[r + 1]))
+                  for r in range(rows) for c in range(cols))
+    return xs, ys, boxes
+
+
+def mesh(warps, crop, size, curved):
+    """The cells of the output image and the quads of the flat mask they come from (each cell's
+    corners mapped back through the warps), as (boxes, coefficients): PIL's QUAD coefficients per
+    cell (see `transform_mesh`). Curves get 16 cells along the word (an arc of up to 2.4 rad is
+    then within ~0.3 px of its chords; 2 rows), the others 4 (homographies are close to bilinear
+    over a word). `crop` = (left, top, right, bottom) in the warped plane; `size` = (w, h)."""
+    width, height = size
+    xs, ys, boxes = _mesh_cells(size, curved)
+    gx = np.empty((len(ys), len(xs)))
+    gy = np.empty((len(ys), len(xs)))
+    gx[:] = crop[0] + xs * (crop[2] - crop[0]) / width
+    gy[:] = (crop[1] + ys * (crop[3] - crop[1]) / height)[:, None]
+    fx, fy = inverse(warps, gx, gy)
+    rows, cols = len(ys) - 1, len(xs) - 1
+
+    def corner(down, right):  # that corner of every cell, cells row by row
+        return (fx[down:down + rows, right:right + cols].ravel(),
+                fy[down:down + rows, right:right + cols].ravel())
+
+    corners = [corner(0, 0), corner(1, 0), corner(1, 1), corner(0, 1)]  # NW, SW, SE, NE
+    return boxes, _quad_coefficients(boxes, corners)
+
+
+def _quad_coefficients(boxes, corners):
+    """[cells, 8] coefficients of PIL's QUAD transform, with the float operations of
+    Image.transform's QUAD case in the same order (so the same bits), for all cells at once."""
+    (x0, y0), (sw_x, sw_y), (se_x, se_y), (ne_x, ne_y) = corners
+    sizes = np.array([(b[2] - b[0], b[3] - b[1]) for b in boxes])
+    a_s, a_t = 1.0 / sizes[:, 0], 1.0 / sizes[:, 1]
+    return np.stack([x0, (ne_x - x0) * a_s, (sw_x - x0) * a_t,
+                     (se_x - sw_x - ne_x + x0) * a_s * a_t,
+                     y0, (ne_y - y0) * a_s, (sw_y - y0) * a_t,
+                     (se_y - sw_y - ne_y + y0) * a_s * a_t], axis=1).tolist()
+
+
+def transform_mesh(image, size, cells):
+    """`image` ('L') sampled bilinearly through the mesh `cells` = (boxes, coefficients) into a
+    new image of `size`: what image.transform(size, Image.MESH, ...) gives for the same quads,
+    without its per-cell Python work (one core QUAD transform per cell)."""
+    image.load()
+    out = Image.new(image.mode, size)
+    for box, coefficients in zip(*cells, strict=True):
+        out.im.transform(box, image.im, Image.Transform.QUAD, coefficients, Image.BILINEAR, 1)
+    return out

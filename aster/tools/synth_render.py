@@ -17,8 +17,11 @@ Pipeline for one image (optional steps drawn per image with the style's probabil
   5. Gaussian or motion blur, down-then-up scaling, noise, JPEG artefacts; encode as PNG.
 """
 
+import bisect
 import dataclasses
+import functools
 import io
+import math
 
 import numpy as np
 from PIL import Image, ImageChops, ImageDraw, ImageFilter, ImageFont
@@ -29,7 +32,7 @@ from aster.tools.synth_style import TRAIN_STYLE, clean
 SUPERSAMPLE = 1
 KEYPOINTS_PER_CURVE = 10
 _THIN_LUT = [max(0, min(255, 2 * v - 200)) for v in range(256)]
-_NEIGHBOUR_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+_NEIGHBOUR_CHARS = np.array(list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,23 +64,46 @@ def _uniform(rng, bounds):
     return rng.uniform(bounds[0], bounds[1])
 
 
+@functools.lru_cache(maxsize=64)
+def _cumulative_weights(kinds):
+    """Running sums (NumPy's cumsum, as Python floats) of the weights of (name, weight) pairs."""
+    return tuple(np.cumsum([w for _, w in kinds]).tolist())
+
+
 def _pick(rng, kinds):
     """A name of (name, weight) pairs, drawn with the weights (one uniform draw)."""
-    cumulative = np.cumsum([w for _, w in kinds])
-    index = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+    cumulative = _cumulative_weights(kinds)
+    index = bisect.bisect_right(cumulative, rng.random() * cumulative[-1])
     return kinds[min(index, len(kinds) - 1)][0]
 
 
 # ------------------------------------------------------------------------------- 1. flat text
 
-def _draw(draw, xy, text, font, spacing, **stroke):
+def _draw_text(draw, xy, text, font, stroke_width=0):
+    """draw.text(xy, text, font=font, fill=255, stroke_width=stroke_width, stroke_fill=255) on
+    an 'L' image, as ImageDraw does it (one FreeType render from the fractional start, the mask
+    blitted at the integer position) without its per-call Python work."""
+    x, y = xy
+    mask, offset = font.getmask2(text, draw.fontmode, None, None, None, stroke_width, "la", 255,
+                                 (math.modf(x)[0], math.modf(y)[0]), stroke_filled=True)
+    draw.draw.draw_bitmap((int(x) + offset[0], int(y) + offset[1]), mask, 255)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _char_length(font, char):
+    """font.getlength(char), remembered (fonts are cached, so the same object comes back)."""
+    return font.getlength(char)
+
+
+def _draw(draw, xy, text, font, spacing, stroke_width=0):
+    """The text in white at xy; with `spacing`, character by character that far apart."""
     if not spacing:
-        draw.text(xy, text, font=font, fill=255, **stroke)
+        _draw_text(draw, xy, text, font, stroke_width)
         return
     x = xy[0]
     for char in text:
-        draw.text((x, xy[1]), char, font=font, fill=255, **stroke)
-        x += font.getlength(char) + spacing
+        _draw_text(draw, (x, xy[1]), char, font, stroke_width)
+        x += _char_length(font, char) + spacing
 
 
 def _text_width(text, font, spacing):
@@ -96,9 +122,8 @@ def _flat_masks(text, font, rng, style):
     word_w = _text_width(text, font, spacing)
     size = (int(word_w + 2 * pad), ascent + descent + 2 * pad)
     fill = Image.new("L", size, 0)
-    stroke = {"stroke_width": max(1, round(font.size * rng.uniform(0.03, 0.07))),
-              "stroke_fill": 255} if bold else {}
-    _draw(ImageDraw.Draw(fill), (pad, pad), text, font, spacing, **stroke)
+    stroke = max(1, round(font.size * rng.uniform(0.03, 0.07))) if bold else 0
+    _draw(ImageDraw.Draw(fill), (pad, pad), text, font, spacing, stroke)
     if thin:  # erode by a pixel at large sizes; keep only the stroke cores at small ones
         thinner = fill.filter(ImageFilter.MinFilter(3)) if font.size >= 48 else None
         if thinner is None or np.asarray(thinner).sum() < 0.35 * np.asarray(fill).sum():
@@ -111,8 +136,7 @@ def _flat_masks(text, font, rng, style):
     if outline:
         ring = Image.new("L", size, 0)
         width = max(1, round(font.size * rng.uniform(0.04, 0.1)))
-        _draw(ImageDraw.Draw(ring), (pad, pad), text, font, spacing, stroke_width=width,
-              stroke_fill=255)
+        _draw(ImageDraw.Draw(ring), (pad, pad), text, font, spacing, width)
         ring = ImageChops.subtract(ring, fill)
     return (fill, ring), box
 
@@ -120,9 +144,9 @@ def _flat_masks(text, font, rng, style):
 def _draw_neighbours(image, font, rng, box, spacing):
     """Other text left and right of the word, a space away, to be clipped by the crop."""
     draw = ImageDraw.Draw(image)
-    gap = font.getlength(" ") * rng.uniform(0.8, 2.0) + spacing
+    gap = _char_length(font, " ") * rng.uniform(0.8, 2.0) + spacing
     for side in (-1, 1):
-        chars = "".join(rng.choice(list(_NEIGHBOUR_CHARS), size=int(rng.integers(2, 6))))
+        chars = "".join(rng.choice(_NEIGHBOUR_CHARS, size=int(rng.integers(2, 6))))
         width = _text_width(chars, font, spacing)
         x = box[0] - gap - width if side < 0 else box[2] + gap
         _draw(draw, (x, font.size), chars, font, spacing)
@@ -168,8 +192,8 @@ def _crop(warps, box, rng, style):
     x0, y0, x1, y1 = synth_geometry.bounds(warps, box)
     ink_h = box[3] - box[1]
     scale = rng.uniform(1.0, 3.0) if rng.random() < style.loose_prob else 1.0
-    mx = np.array([_uniform(rng, style.margin_x) for _ in range(2)]) * ink_h * scale
-    my = np.array([_uniform(rng, style.margin_y) for _ in range(2)]) * ink_h * scale
+    mx = [_uniform(rng, style.margin_x) * ink_h * scale for _ in range(2)]
+    my = [_uniform(rng, style.margin_y) * ink_h * scale for _ in range(2)]
     left, right = x0 - mx[0], x1 + mx[1]
     top, bottom = y0 - my[0], y1 + my[1]
     return left, top, max(right, left + 4.0), max(bottom, top + 4.0)
@@ -182,43 +206,21 @@ def _output_size(crop, style):
     return int(np.clip(round(aspect * style.height), style.height, style.width)), style.height
 
 
-def _mesh(warps, crop, size, curved):
-    """PIL MESH data: output cells and the quads of the flat mask they come from (each cell's
-    corners mapped back through the warps). Curves get 16 cells along the word (an arc of up to
-    2.4 rad is then within ~0.3 px of its chords; 2 rows), the others 4 (homographies are close to
-    bilinear over a word)."""
-    width, height = size
-    cols, rows = (16, 2) if curved else (4, 1)
-    xs = np.linspace(0, width, cols + 1)
-    ys = np.linspace(0, height, rows + 1)
-    gx, gy = np.meshgrid(crop[0] + xs * (crop[2] - crop[0]) / width,
-                         crop[1] + ys * (crop[3] - crop[1]) / height)
-    fx, fy = synth_geometry.inverse(warps, gx, gy)
-    mesh = []
-    for r in range(rows):
-        for c in range(cols):
-            box = (int(xs[c]), int(ys[r]), int(xs[c + 1]), int(ys[r + 1]))
-            quad = (fx[r, c], fy[r, c], fx[r + 1, c], fy[r + 1, c], fx[r + 1, c + 1],
-                    fy[r + 1, c + 1], fx[r, c + 1], fy[r, c + 1])
-            mesh.append((box, tuple(float(v) for v in quad)))
-    return mesh
-
-
 def _sample(masks, warps, crop, size, curved):
-    """The masks seen through the warps in the crop, at the output size: [h, w, 1] float32 in
+    """The masks seen through the warps in the crop, at the output size: [h, w] float32 in
     [0, 1] each (None stays None).
 
-    Sampled with PIL's MESH transform (piecewise bilinear, exact at the cell corners) at
-    SUPERSAMPLE times the output size, then box-filtered down."""
+    Sampled piecewise bilinearly (PIL's MESH transform, exact at the cell corners; see
+    synth_geometry.mesh) at SUPERSAMPLE times the output size, then box-filtered down."""
     s = SUPERSAMPLE
     big = (size[0] * s, size[1] * s)
-    mesh = _mesh(warps, crop, big, curved)
+    cells = synth_geometry.mesh(warps, crop, big, curved)
     out = []
     for mask in masks:
         if mask is not None:
-            mask = mask.transform(big, Image.MESH, mesh, Image.BILINEAR)
+            mask = synth_geometry.transform_mesh(mask, big, cells)
             mask = (mask.reduce(s) if s > 1 else mask)
-            mask = np.asarray(mask, np.float32)[..., None] * np.float32(1 / 255)
+            mask = synth_backgrounds.to_array(mask).astype(np.float32) * np.float32(1 / 255)
         out.append(mask)
     return out
 
@@ -226,21 +228,31 @@ def _sample(masks, warps, crop, size, curved):
 def _keypoints(warps, box, crop, size):
     """Top then bottom line of the ink box through the warps, in output pixels (clipped)."""
     left, top, right, bottom = box
-    xs = np.linspace(left, right, KEYPOINTS_PER_CURVE)
-    points = []
-    for y in (top, bottom):
-        wx, wy = synth_geometry.forward(warps, xs, np.full_like(xs, y))
-        px = np.clip((wx - crop[0]) * size[0] / (crop[2] - crop[0]), 0, size[0])
-        py = np.clip((wy - crop[1]) * size[1] / (crop[3] - crop[1]), 0, size[1])
-        points.extend(v for pair in zip(px, py, strict=True) for v in pair)
-    return tuple(float(v) for v in points)
+    xs = np.empty((2, KEYPOINTS_PER_CURVE))
+    xs[:] = synth_geometry.linspace(left, right, KEYPOINTS_PER_CURVE)
+    ys = np.empty((2, KEYPOINTS_PER_CURVE))
+    ys[0], ys[1] = top, bottom
+    wx, wy = synth_geometry.forward(warps, xs, ys)
+    px = np.clip((wx - crop[0]) * size[0] / (crop[2] - crop[0]), 0, size[0])
+    py = np.clip((wy - crop[1]) * size[1] / (crop[3] - crop[1]), 0, size[1])
+    return tuple(np.stack([px, py], axis=-1).ravel().tolist())
 
 
 # ------------------------------------------------------------------------------ 4. colours
 
+def _mean_color(channels):
+    """The mean colour of [3, height, width] float32 pixels, bit for bit what
+    `interleave(channels).reshape(-1, 3).mean(axis=0)` gives: NumPy sums those rows one after
+    the other in float32 (the reduced axis is not the contiguous one, so no pairwise summation);
+    a running sum along each channel does the same additions in the same order, faster."""
+    rows = channels.reshape(3, -1)
+    return np.add.accumulate(rows, axis=1)[:, -1] / rows.shape[1]
+
+
 def _text_colors(rng, background, style):
-    """(text colour, outline colour) with the drawn luminance contrast against the background."""
-    bg = float(synth_backgrounds.luminance(background.reshape(-1, 3).mean(axis=0)))
+    """(text colour, outline colour) with the drawn luminance contrast against the background
+    ([3, height, width])."""
+    bg = float(synth_backgrounds.luminance(_mean_color(background)))
     low = rng.random() < style.low_contrast_prob
     contrast = _uniform(rng, style.low_contrast if low else style.contrast)
     darker, lighter = bg - contrast, bg + contrast
@@ -257,8 +269,9 @@ def _text_colors(rng, background, style):
 
 
 def _composite(alpha, rng, style):
+    """The background with the shadow, outline and text over it: float32 [3, height, width]."""
     fill, ring = alpha
-    height, width = fill.shape[:2]
+    height, width = fill.shape
     kind = _pick(rng, style.backgrounds)
     image = synth_backgrounds.KINDS[kind](rng, height, width).astype(np.float32)
     text, outline = _text_colors(rng, image, style)
@@ -268,8 +281,8 @@ def _composite(alpha, rng, style):
         shadow[dy:, dx:] = (fill if ring is None else np.maximum(fill, ring))[:-dy, :-dx]
         image *= 1 - np.float32(rng.uniform(0.4, 0.8)) * shadow
     if ring is not None:
-        image += (outline.astype(np.float32) - image) * ring
-    image += (text.astype(np.float32) - image) * fill
+        image += (outline.astype(np.float32)[:, None, None] - image) * ring
+    image += (text.astype(np.float32)[:, None, None] - image) * fill
     return image, kind
 
 
@@ -294,9 +307,9 @@ def _photometric(image, rng, style):
         small = (max(4, round(width * factor)), max(4, round(height * factor)))
         image = image.resize(small, Image.BILINEAR).resize((width, height), Image.BILINEAR)
     if rng.random() < style.noise_prob:
-        noisy = np.asarray(image, np.float32) + rng.normal(0, rng.uniform(2, style.max_noise),
-                                                            (height, width, 3))
-        image = Image.fromarray(np.clip(noisy, 0, 255).astype(np.uint8))
+        pixels = synth_backgrounds.to_array(image).astype(np.float32)
+        noisy = pixels + rng.normal(0, rng.uniform(2, style.max_noise), (height, width, 3))
+        image = synth_backgrounds.to_image(np.clip(noisy, 0, 255).astype(np.uint8))
     if rng.random() < style.jpeg_prob:
         buffer = io.BytesIO()
         image.save(buffer, format="JPEG", quality=int(rng.integers(*style.jpeg_quality)))
@@ -325,7 +338,8 @@ def render(text, font_path, rng, style=TRAIN_STYLE):
     size = _output_size(crop, style)
     alpha = _sample(masks, warps, crop, size, bool(curve))
     pixels, background = _composite(alpha, rng, style)
-    image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8))
+    pixels = np.clip(pixels, 0, 255, out=pixels).astype(np.uint8)
+    image = synth_backgrounds.to_image(synth_backgrounds.interleave(pixels))
     image = _photometric(image, rng, style)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG", compress_level=1)

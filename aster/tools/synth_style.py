@@ -8,6 +8,7 @@ strokes more often, and stronger curves. Probabilities are per image; "kinds" tu
 """
 
 import dataclasses
+import functools
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,8 +83,10 @@ _CLEAN_BACKGROUNDS = (("plain_light", 0.4), ("plain_dark", 0.15), ("solid", 0.25
                       ("gradient", 0.2))
 
 
+@functools.lru_cache(maxsize=16)
 def clean(style):
-    """`style` with every optional effect off and plain backgrounds (sizes and fonts kept)."""
+    """`style` with every optional effect off and plain backgrounds (sizes and fonts kept);
+    cached per style (RenderStyle is frozen, so the result can be shared)."""
     off = {f.name: 0.0 for f in dataclasses.fields(style) if f.name.endswith("_prob")}
     return dataclasses.replace(style, **off, backgrounds=_CLEAN_BACKGROUNDS)
 

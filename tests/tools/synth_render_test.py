@@ -5,7 +5,7 @@ import io
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from aster.tools import fonts, synth_backgrounds, synth_geometry, synth_render, synth_style
 
@@ -125,7 +125,7 @@ def test_every_background_kind_renders(font_path, kind):
                               QUIET.replace(backgrounds=((kind, 1.0),)))
     assert out.background == kind and _decode(out.png).shape == (32, 100, 3)
     pixels = synth_backgrounds.KINDS[kind](np.random.default_rng(1), 32, 100)
-    assert pixels.shape == (32, 100, 3) and pixels.min() >= 0 and pixels.max() <= 255
+    assert pixels.shape == (3, 32, 100) and pixels.min() >= 0 and pixels.max() <= 255
 
 
 def test_bold_and_thin_change_the_ink_area(font_path):
@@ -191,3 +191,109 @@ def test_clean_share_draws_plain_undistorted_images(font_path):
     noisy = synth_render.render("Sample", font_path, np.random.default_rng(0),
                                 style.replace(clean_prob=0.0))
     assert noisy.curve in ("arc", "sine")
+
+
+# The shortcuts below must give exactly (bit for bit) what the plain NumPy / Pillow calls they
+# replace give, so that images stay the same for a seed.
+
+def _reference_mesh(warps, crop, size, curved):
+    """The (box, quad) list for Image.transform(MESH), as the renderer built it before."""
+    width, height = size
+    cols, rows = (16, 2) if curved else (4, 1)
+    xs, ys = np.linspace(0, width, cols + 1), np.linspace(0, height, rows + 1)
+    gx, gy = np.meshgrid(crop[0] + xs * (crop[2] - crop[0]) / width,
+                         crop[1] + ys * (crop[3] - crop[1]) / height)
+    fx, fy = synth_geometry.inverse(warps, gx, gy)
+    return [((int(xs[c]), int(ys[r]), int(xs[c + 1]), int(ys[r + 1])),
+             tuple(float(v) for v in (fx[r, c], fy[r, c], fx[r + 1, c], fy[r + 1, c],
+                                      fx[r + 1, c + 1], fy[r + 1, c + 1], fx[r, c + 1],
+                                      fy[r, c + 1])))
+            for r in range(rows) for c in range(cols)]
+
+
+@pytest.mark.parametrize("curved", [False, True])
+def test_transform_mesh_is_pils_mesh_transform(curved):
+    rng = np.random.default_rng(3)
+    mask = Image.fromarray(rng.integers(0, 256, (90, 240), dtype=np.uint8))
+    for warps in ([], [synth_geometry.Arc(120.0, 45.0, 90.0, up=False),
+                       synth_geometry.Rotation(6.0, 120.0, 45.0)],
+                  [synth_geometry.Sine(6.0, 150.0, 0.3), synth_geometry.Shear(0.2, 60.0)]):
+        crop, size = (11.3, 4.7, 231.9, 83.2), (100, 32)
+        expected = mask.transform(size, Image.MESH, _reference_mesh(warps, crop, size, curved),
+                                  Image.BILINEAR)
+        cells = synth_geometry.mesh(warps, crop, size, curved)
+        assert synth_geometry.transform_mesh(mask, size, cells).tobytes() == expected.tobytes()
+
+
+def test_draw_text_is_imagedraw_text(font_path):
+    font = synth_render._font(font_path, 31)
+    for xy, text, stroke in (((31, 31), "Hello", 0), ((12.37, 31), "W", 2), ((-7.6, 3.2), "ab", 0),
+                             ((40.5, 30), "Qj", 1)):
+        expected, image = Image.new("L", (160, 100)), Image.new("L", (160, 100))
+        ImageDraw.Draw(expected).text(xy, text, font=font, fill=255, stroke_width=stroke,
+                                      stroke_fill=255)
+        synth_render._draw_text(ImageDraw.Draw(image), xy, text, font, stroke)
+        assert image.tobytes() == expected.tobytes()
+    assert synth_render._char_length(font, "W") == font.getlength("W")
+
+
+def test_linspace_is_numpys():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        start, stop = rng.uniform(-300, 300, 2)
+        num = int(rng.integers(2, 40))
+        np.testing.assert_array_equal(synth_geometry.linspace(start, stop, num),
+                                      np.linspace(start, stop, num))
+        np.testing.assert_array_equal(synth_geometry.linspace(3, 97, num), np.linspace(3, 97, num))
+
+
+def test_bounds_without_warps_is_the_box():
+    for box in ((3, 5, 80, 40), (0, 0, 1, 1)):
+        xs, ys = synth_geometry.box_outline(box)
+        assert synth_geometry.bounds([], box) == (xs.min(), ys.min(), xs.max(), ys.max())
+
+
+@pytest.mark.parametrize("size", [(32, 100), (64, 256), (7, 3)])
+def test_mean_color_is_numpys_mean(size):
+    rng = np.random.default_rng(size[0])
+    for _ in range(20):
+        pixels = (rng.uniform(0, 255, (3, *size)) + rng.normal(0, 9, size)).astype(np.float32)
+        expected = synth_backgrounds.interleave(pixels).reshape(-1, 3).mean(axis=0)
+        np.testing.assert_array_equal(synth_render._mean_color(pixels), expected)
+
+
+def test_color_at_is_the_array_computation():
+    for seed in range(300):
+        level = float(np.random.default_rng(seed + 1000).uniform(-20, 275))
+        rng, ref = np.random.default_rng(seed), np.random.default_rng(seed)
+        tint = ref.uniform(-1, 1, 3) * ref.uniform(0, 70.0)
+        tint -= synth_backgrounds.luminance(tint)
+        np.testing.assert_array_equal(synth_backgrounds.color_at(rng, level),
+                                      np.clip(level + tint, 0, 255))
+
+
+def test_image_array_conversions_are_pils():
+    rng = np.random.default_rng(0)
+    for shape in ((32, 100, 3), (17, 5)):
+        pixels = rng.integers(0, 256, shape, dtype=np.uint8)
+        image = synth_backgrounds.to_image(pixels)
+        assert image.mode == Image.fromarray(pixels).mode
+        assert image.tobytes() == Image.fromarray(pixels).tobytes()
+        np.testing.assert_array_equal(synth_backgrounds.to_array(image), np.asarray(image))
+    channels = rng.uniform(0, 255, (3, 8, 9)).astype(np.float32)
+    np.testing.assert_array_equal(synth_backgrounds.interleave(channels),
+                                  np.moveaxis(channels, 0, -1))
+    np.testing.assert_array_equal(synth_backgrounds.planar(np.moveaxis(channels, 0, -1)),
+                                  channels)
+
+
+def test_pick_and_clean_caches():
+    kinds = synth_style.TRAIN_STYLE.backgrounds
+    cumulative = np.cumsum([w for _, w in kinds])
+    for seed in range(200):
+        rng, ref = np.random.default_rng(seed), np.random.default_rng(seed)
+        index = int(np.searchsorted(cumulative, ref.random() * cumulative[-1], side="right"))
+        assert synth_render._pick(rng, kinds) == kinds[min(index, len(kinds) - 1)][0]
+    style = synth_style.TRAIN_STYLE.replace(height=48)
+    assert synth_style.clean(style) is synth_style.clean(style)
+    assert synth_style.clean(style) == synth_style.clean.__wrapped__(style)
