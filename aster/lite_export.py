@@ -41,6 +41,10 @@ from aster.utils import checkpoints, config_util
 logger = logging.getLogger(__name__)
 
 DECODINGS = ("greedy", "beam")
+# Post-training quantisation of the TFLite model: "float16" stores the weights in float16 (the
+# kernels compute in float32); "dynamic_int8" stores them in int8 and quantises activations on the
+# fly in the matmuls and convolutions that support it (TFLite's dynamic-range quantisation).
+QUANTIZATIONS = ("none", "float16", "dynamic_int8")
 MODEL_FILE = "model.tflite"
 RUNTIME_FILE = "recognizer.py"
 OUTPUT_NAMES = ("labels", "scores", "control_points")
@@ -181,12 +185,22 @@ def _converter_summary(error):
     return "; ".join(dict.fromkeys(keep)) or lines[-1][:500]
 
 
-def convert(graph_def):
+def check_quantization(quantize, export_format="tflite"):
+    """Raises ValueError unless `quantize` is one of QUANTIZATIONS (only "none" off TFLite)."""
+    if quantize not in QUANTIZATIONS:
+        raise ValueError(f"--quantize: unknown quantisation {quantize!r}; expected one of "
+                         f"{list(QUANTIZATIONS)}")
+    if export_format != "tflite" and quantize != "none":
+        raise ValueError(f"--quantize {quantize}: only for --format tflite, not {export_format}")
+
+
+def convert(graph_def, quantize="none"):
     """TFLite flatbuffer bytes of the frozen export graph, built-in operators only.
 
     Raises:
       ValueError: the converter fails (the error names the ops it could not convert).
     """
+    check_quantization(quantize)
     graph_def = float64_to_float32(graph_def)
     graph = tf.Graph()
     with graph.as_default():
@@ -195,6 +209,10 @@ def convert(graph_def):
         outputs = [graph.get_tensor_by_name(f"{name}:0") for name in OUTPUT_NAMES]
     converter = tf.lite.TFLiteConverter(graph_def, inputs, outputs)
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    if quantize != "none":
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    if quantize == "float16":
+        converter.target_spec.supported_types = [tf.float16]
     try:
         model_bytes = converter.convert()
     except Exception as e:  # ConverterError and the converter's other internal errors
@@ -204,21 +222,22 @@ def convert(graph_def):
 
 
 def export_tflite(pipeline_config, checkpoint_path, output_dir, decoding="greedy",
-                  overwrite=False):
+                  quantize="none", overwrite=False):
     """Writes the folder described in the module docstring.
 
     Returns:
       output_dir.
 
     Raises:
-      ValueError: output_dir exists (without overwrite), an unknown decoding, a checkpoint that
-        does not match the config, or a graph the converter cannot convert.
+      ValueError: output_dir exists (without overwrite), an unknown decoding or quantisation, a
+        checkpoint that does not match the config, or a graph the converter cannot convert.
     """
     if os.path.exists(output_dir) and not overwrite:
         raise ValueError(f"--output_dir {output_dir!r} already exists (use --overwrite)")
+    check_quantization(quantize)
     config = decoding_config(pipeline_config, decoding)
     graph_def, labels = frozen_graph(config, checkpoint_path)
-    model_bytes = convert(graph_def)
+    model_bytes = convert(graph_def, quantize)
     if os.path.exists(output_dir):
         shutil.rmtree(output_dir)
     os.makedirs(output_dir)
@@ -230,7 +249,8 @@ def export_tflite(pipeline_config, checkpoint_path, output_dir, decoding="greedy
         "input": {"name": inference.INPUT_KEY, "dtype": "uint8", "height": height,
                   "width": width, "channels": 3},
         "outputs": list(OUTPUT_NAMES), "labels": labels, "decoding": decoding,
-        "checkpoint": os.path.basename(checkpoint_path), "tensorflow": tf.version.VERSION,
+        "quantize": quantize, "checkpoint": os.path.basename(checkpoint_path),
+        "tensorflow": tf.version.VERSION,
     }
     with open(os.path.join(output_dir, lite_runtime.MODEL_JSON), "w", encoding="utf-8") as f:
         json.dump(metadata, f, indent=1, ensure_ascii=False)

@@ -73,18 +73,20 @@ def convert(graph_def, opset=OPSET):
 
 
 def export_onnx(pipeline_config, checkpoint_path, output_dir, decoding="greedy",
-                overwrite=False):
+                quantize="none", overwrite=False):
     """Writes the folder described in the module docstring.
 
     Returns:
       output_dir.
 
     Raises:
-      ValueError: output_dir exists (without overwrite), an unknown decoding, a checkpoint that
-        does not match the config, no tf2onnx, or a graph it cannot convert.
+      ValueError: output_dir exists (without overwrite), an unknown decoding, a quantisation
+        (TFLite only), a checkpoint that does not match the config, no tf2onnx, or a graph it
+        cannot convert.
     """
     if os.path.exists(output_dir) and not overwrite:
         raise ValueError(f"--output_dir {output_dir!r} already exists (use --overwrite)")
+    lite_export.check_quantization(quantize, "onnx")
     config = lite_export.decoding_config(pipeline_config, decoding)
     graph_def, labels = lite_export.frozen_graph(config, checkpoint_path)
     model = convert(graph_def)

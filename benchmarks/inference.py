@@ -118,7 +118,7 @@ def _beam_config(config, beam_width):
 
 def run(config, args, folder):
     """Returns table rows (weights, decoder, source, latency ms, images/s)."""
-    from aster import export, inference
+    from aster import inference, saved_model_export
     from aster.core import session_options
     from aster.tf_setup import tf
 
@@ -137,7 +137,7 @@ def run(config, args, folder):
             print(rows[-1], flush=True)
             if not args.skip_saved_model:
                 export_dir = os.path.join(folder, f"saved_{len(rows)}")
-                export.export_saved_model(beam, checkpoint, export_dir)
+                saved_model_export.export_saved_model(beam, checkpoint, export_dir)
                 with inference.SavedModelPredictor(export_dir, session_config) as predictor:
                     rows.append((weights, decoder, "SavedModel",
                                  *measure(predictor, images, args.batch_size, args.repeats)))

@@ -1,5 +1,6 @@
-"""Tests for aster/export.py: the SavedModel, its signature and its parity with the checkpoint;
-and for the serving graph it holds (aster/inference.py: decoding, input size, the predictor)."""
+"""Tests for aster/saved_model_export.py (aster-export): the SavedModel, its signature and its
+parity with the checkpoint; and for the serving graph it holds (aster/inference.py: decoding,
+input size, the predictor)."""
 
 import io
 import json
@@ -12,7 +13,7 @@ import pytest
 from PIL import Image
 from stand_in_model import StandInModel, write_checkpoint
 
-from aster import export, inference
+from aster import inference, saved_model_export
 from aster.core import session_options
 from aster.tf_setup import tf
 from aster.utils import config_util
@@ -92,13 +93,13 @@ def test_export_refuses_existing_output_dir(tmp_path):
     ckpt = write_checkpoint(str(tmp_path / "train"), 1, 7.0)
     os.makedirs(tmp_path / "out")
     with pytest.raises(ValueError, match="already exists"):
-        export.export_saved_model(tiny_config(), ckpt, str(tmp_path / "out"),
+        saved_model_export.export_saved_model(tiny_config(), ckpt, str(tmp_path / "out"),
                                   model_fn=StandInModel)
 
 
 def test_export_stand_in_model_signature_loads_without_aster(tmp_path):
     ckpt = write_checkpoint(str(tmp_path / "train"), 1, 42.0)
-    out_dir = export.export_saved_model(tiny_config(), ckpt, str(tmp_path / "exported"),
+    out_dir = saved_model_export.export_saved_model(tiny_config(), ckpt, str(tmp_path / "exported"),
                                         model_fn=StandInModel)
     assert os.path.isfile(os.path.join(out_dir, "saved_model.pb"))
     assert os.path.isfile(os.path.join(out_dir, "pipeline.config"))
@@ -133,7 +134,7 @@ def test_export_parity_with_checkpoint_on_20_images_without_aster(tmp_path):
     encoded = [open(p, "rb").read() for p in paths]
     with inference.CheckpointPredictor(config, ckpt) as predictor:
         expected = predictor.predict(encoded)
-    out_dir = export.export_saved_model(config, ckpt, str(tmp_path / "exported"))
+    out_dir = saved_model_export.export_saved_model(config, ckpt, str(tmp_path / "exported"))
     loaded = load_without_aster(out_dir, paths)
     assert loaded["text"] == [t.decode("utf-8") for t in expected["text"]]
     np.testing.assert_allclose(loaded["scores"], expected["scores"], atol=1e-4, rtol=0)

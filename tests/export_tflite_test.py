@@ -157,3 +157,38 @@ def test_check_images_accepts_a_list_of_images():
 def test_recognizer_refuses_a_folder_without_model_json(tmp_path):
     with pytest.raises(ValueError, match="model.json: cannot read"):
         lite_runtime.Recognizer(str(tmp_path))
+
+
+@pytest.mark.slow
+def test_quantized_exports_are_smaller_and_still_run_without_tensorflow(tmp_path):
+    config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
+    sizes, outputs = {}, {}
+    pixels, _ = _images(8)
+    for quantize in lite_export.QUANTIZATIONS:
+        out_dir = lite_export.export_tflite(config, ckpt, str(tmp_path / quantize),
+                                            quantize=quantize)
+        assert lite_runtime.load_metadata(out_dir)["quantize"] == quantize
+        sizes[quantize] = os.path.getsize(os.path.join(out_dir, lite_export.MODEL_FILE))
+        outputs[quantize] = _run_without_tensorflow(out_dir, pixels, tmp_path)
+    # float16 weights take half the bytes of float32 ones, int8 a quarter (plus the graph).
+    assert sizes["float16"] < 0.6 * sizes["none"] and sizes["dynamic_int8"] < 0.4 * sizes["none"]
+    # float16-rounded weights, float32 arithmetic: the same scores to about 1e-3 relative.
+    np.testing.assert_allclose(outputs["float16"]["scores"], outputs["none"]["scores"],
+                               rtol=0.02, atol=0.05)
+    assert len(outputs["dynamic_int8"]["text"]) == 8
+    assert np.all(np.isfinite(outputs["dynamic_int8"]["scores"]))
+
+
+def test_quantization_is_checked_and_only_for_tflite(tmp_path, capsys):
+    with pytest.raises(ValueError, match="--quantize: unknown quantisation 'int4'"):
+        lite_export.check_quantization("int4")
+    with pytest.raises(ValueError, match="--quantize float16: only for --format tflite, not onnx"):
+        lite_export.check_quantization("float16", "onnx")
+    lite_export.check_quantization("none", "saved_model")
+    config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
+    del config
+    assert export.main(["--checkpoint_path", ckpt, "--pipeline_config_path",
+                        os.path.join(ROOT, "configs", "tiny.config"), "--output_dir",
+                        str(tmp_path / "saved"), "--quantize", "float16"]) == 1
+    assert "only for --format tflite, not saved_model" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "saved")
