@@ -1,14 +1,15 @@
 """Inference speed: batch-1 latency and batch-64 throughput, greedy and beam search, from a
-checkpoint (aster.inference.CheckpointPredictor), from the exported SavedModel and from the
-TFLite export run with ai-edge-litert (aster.lite_runtime.Recognizer).
+checkpoint (aster.inference.CheckpointPredictor), from the exported SavedModel, and from the
+TFLite and ONNX exports run with ai-edge-litert and onnxruntime (aster.lite_runtime,
+aster.onnx_runtime).
 
     .venv/bin/python benchmarks/inference.py [--config aster_paper] [--beam_widths 1 5]
-        [--batch_size 64] [--repeats 5] [--skip_saved_model] [--skip_tflite]
+        [--batch_size 64] [--repeats 5] [--skip_saved_model] [--skip tflite onnx]
 
 Inputs are encoded PNG bytes of random 64x256 images (decode and resize included, as in serving).
-The TFLite model takes uint8 pixels at the model's size, so its rows time a Pillow decode and
-bilinear resize of the same PNG bytes too (LitePredictor); its interpreter uses os.cpu_count()
-threads. --skip_tflite leaves those rows out (they need the tflite extra).
+The TFLite and ONNX models take uint8 pixels at the model's size, so their rows time a Pillow
+decode and bilinear resize of the same PNG bytes too (PixelPredictor); their runtimes use
+os.cpu_count() threads. --skip leaves those rows out (they need the tflite / onnx extras).
 Two checkpoints of the config's model, both with random weights:
 
 * worst case: random decoders rarely emit EOS, so every sequence runs all max_num_steps steps;
@@ -77,14 +78,20 @@ def measure(predictor, images, batch_size, repeats):
     return 1e3 * statistics.median(latencies), statistics.median(rates)
 
 
-class LitePredictor:
-    """A TFLite export (aster.lite_runtime.Recognizer) on PNG bytes: each call decodes them with
-    Pillow and resizes them (bilinear) to the model's size before running the model."""
+# The TensorFlow-free exports timed beside the checkpoint and the SavedModel: row label, format.
+RUNTIMES = (("TFLite (LiteRT)", "tflite"), ("ONNX Runtime", "onnx"))
 
-    def __init__(self, model_dir):
-        from aster import lite_runtime
 
-        self.recognizer = lite_runtime.Recognizer(model_dir, num_threads=os.cpu_count())
+class PixelPredictor:
+    """A TFLite or ONNX export (aster.lite_runtime / aster.onnx_runtime Recognizer) on PNG
+    bytes: each call decodes them with Pillow and resizes them (bilinear) to the model's size
+    before running the model."""
+
+    def __init__(self, model_dir, export_format):
+        from aster import lite_runtime, onnx_runtime
+
+        runtime = lite_runtime if export_format == "tflite" else onnx_runtime
+        self.recognizer = runtime.Recognizer(model_dir, num_threads=os.cpu_count())
 
     def predict(self, pngs):
         import numpy as np
@@ -96,13 +103,14 @@ class LitePredictor:
         return self.recognizer.predict(np.stack(pixels))
 
 
-def _lite_measure(beam, checkpoint, beam_width, model_dir, images, args):
-    """(latency ms, images/s) of the TFLite export of `beam` (greedy for beam_width 1)."""
-    from aster import lite_export
+def _export_measure(beam, checkpoint, beam_width, export_format, model_dir, images, args):
+    """(latency ms, images/s) of the `export_format` export of `beam` (greedy for width 1)."""
+    from aster import lite_export, onnx_export
 
-    lite_export.export_tflite(beam, checkpoint, model_dir,
-                              decoding="greedy" if beam_width == 1 else "beam")
-    return measure(LitePredictor(model_dir), images, args.batch_size, args.repeats)
+    export = lite_export.export_tflite if export_format == "tflite" else onnx_export.export_onnx
+    export(beam, checkpoint, model_dir, decoding="greedy" if beam_width == 1 else "beam")
+    return measure(PixelPredictor(model_dir, export_format), images, args.batch_size,
+                   args.repeats)
 
 
 def _beam_config(config, beam_width):
@@ -142,11 +150,12 @@ def run(config, args, folder):
                     rows.append((weights, decoder, "SavedModel",
                                  *measure(predictor, images, args.batch_size, args.repeats)))
                 print(rows[-1], flush=True)
-            if not args.skip_tflite:
-                lite_dir = os.path.join(folder, f"lite_{len(rows)}")
-                rows.append((weights, decoder, "TFLite (LiteRT)",
-                             *_lite_measure(beam, checkpoint, beam_width, lite_dir, images,
-                                            args)))
+            for label, export_format in RUNTIMES:
+                if export_format in args.skip:
+                    continue
+                model_dir = os.path.join(folder, f"{export_format}_{len(rows)}")
+                rows.append((weights, decoder, label, *_export_measure(
+                    beam, checkpoint, beam_width, export_format, model_dir, images, args)))
                 print(rows[-1], flush=True)
     return rows
 
@@ -159,8 +168,9 @@ def main(argv=None):
     parser.add_argument("--batch_size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--skip_saved_model", action="store_true")
-    parser.add_argument("--skip_tflite", action="store_true",
-                        help="no TFLite (ai-edge-litert) rows")
+    parser.add_argument("--skip", nargs="+", choices=[f for _, f in RUNTIMES], default=[],
+                        help="leave out the rows of these exports (they need the tflite or "
+                             "onnx extra)")
     parser.add_argument("--bfloat16", action="store_true",
                         help="bfloat16 mixed precision sessions (aster.core.session_options)")
     args = parser.parse_args(argv)
@@ -177,10 +187,10 @@ def main(argv=None):
              f"batch-{args.batch_size} images/s |", "|---|---|---|---:|---:|"]
     lines += [f"| {w} | {d} | {s} | {lat:.1f} | {rate:.1f} |" for w, d, s, lat, rate in rows]
     print("\n".join(lines))
-    if not args.skip_tflite:
-        print("\nTFLite (LiteRT) rows: the same PNG bytes decoded and resized with Pillow inside "
-              "the timed call (the other rows decode and resize in the TensorFlow graph); "
-              f"{os.cpu_count()} interpreter threads.")
+    if len(args.skip) < len(RUNTIMES):
+        print("\nTFLite and ONNX Runtime rows: the same PNG bytes decoded and resized with Pillow "
+              "inside the timed call (the other rows decode and resize in the TensorFlow graph); "
+              f"{os.cpu_count()} runtime threads.")
 
 
 if __name__ == "__main__":
