@@ -2,85 +2,18 @@
 checkpoint under ai-edge-litert in a process without `aster` or TensorFlow, and the wrapper's
 input checks."""
 
-import io
-import json
 import os
-import subprocess
-import sys
 
+import export_parity
 import numpy as np
 import pytest
 from export_test import ROOT, _random_tiny_checkpoint, tiny_config
-from PIL import Image
 
-from aster import export, inference, lite_export, lite_runtime
+from aster import export, lite_export, lite_runtime
 
 pytest.importorskip("ai_edge_litert", reason="the tflite extra (ai-edge-litert) is not installed")
 
 NUM_IMAGES = 56
-SCORE_ATOL = 1e-3  # float32 TPS grid instead of float64, and TFLite's kernels
-
-# Runs in a fresh interpreter: NumPy, ai-edge-litert and the exported recognizer.py only.
-_RUN_SCRIPT = r"""
-import json, sys, time
-import numpy as np
-model_dir, images_path = sys.argv[1], sys.argv[2]
-sys.path.insert(0, model_dir)
-from recognizer import Recognizer
-recognizer = Recognizer(model_dir, num_threads=1)
-images = np.load(images_path)
-out = recognizer.predict(images)
-one = recognizer.predict(images[:1])
-start = time.perf_counter()
-for _ in range(5):
-    recognizer.predict(images[:1])
-latency = (time.perf_counter() - start) / 5
-banned = [m for m in sys.modules if m.split(".")[0] in ("aster", "tensorflow")]
-assert not banned, banned
-print(json.dumps({"text": out["text"], "scores": out["scores"].tolist(),
-                  "control_points": out["control_points"].tolist(),
-                  "one_text": one["text"], "latency_s": latency}))
-"""
-
-
-def _images(count, seed=1):
-    """uint8 [count, 32, 64, 3] (the tiny model's input size) and their PNG bytes."""
-    rng = np.random.default_rng(seed)
-    pixels = rng.integers(0, 256, size=(count, 32, 64, 3), dtype=np.uint8)
-    pixels[: count // 2] //= 2  # darker half: varied scores
-    encoded = []
-    for image in pixels:
-        buffer = io.BytesIO()
-        Image.fromarray(image).save(buffer, format="PNG")
-        encoded.append(buffer.getvalue())
-    return pixels, encoded
-
-
-def _run_without_tensorflow(model_dir, images, tmp_path):
-    path = str(tmp_path / "images.npy")
-    np.save(path, images)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TF_USE_LEGACY_KERAS")}
-    proc = subprocess.run([sys.executable, "-c", _RUN_SCRIPT, model_dir, path],
-                          capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def _assert_parity(config, ckpt, model_dir, tmp_path, count):
-    pixels, encoded = _images(count)
-    with inference.CheckpointPredictor(config, ckpt) as predictor:
-        expected = predictor.predict(encoded)
-    got = _run_without_tensorflow(model_dir, pixels, tmp_path)
-    assert got["text"] == [t.decode("utf-8") for t in expected["text"]]
-    assert got["one_text"] == got["text"][:1]
-    np.testing.assert_allclose(got["scores"], expected["scores"], atol=SCORE_ATOL, rtol=0)
-    np.testing.assert_allclose(got["control_points"], expected["control_points"], atol=1e-5)
-    assert len(set(np.round(expected["scores"], 3))) > 1  # the scores depend on the image
-    print(f"parity on {count} images: max |score difference| "
-          f"{np.max(np.abs(np.array(got['scores']) - expected['scores'])):.2e}, batch-1 latency "
-          f"{got['latency_s'] * 1000:.1f} ms")
-
-
 @pytest.mark.slow
 def test_tflite_greedy_parity_with_checkpoint_without_tensorflow(tmp_path):
     config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
@@ -94,7 +27,7 @@ def test_tflite_greedy_parity_with_checkpoint_without_tensorflow(tmp_path):
     assert metadata["input"] == {"name": "images", "dtype": "uint8", "height": 32, "width": 64,
                                  "channels": 3}
     assert metadata["decoding"] == "greedy" and metadata["op_set"] == "TFLITE_BUILTINS"
-    _assert_parity(config, ckpt, out_dir, tmp_path, NUM_IMAGES)
+    export_parity.assert_parity(config, ckpt, out_dir, tmp_path, NUM_IMAGES)
 
 
 @pytest.mark.slow
@@ -103,7 +36,7 @@ def test_tflite_beam_search_parity_with_checkpoint(tmp_path):
     for predictor in config.model.multi_predictors_recognition_model.predictor:
         predictor.attention_predictor.beam_width = 3
     out_dir = lite_export.export_tflite(config, ckpt, str(tmp_path / "lite"), decoding="beam")
-    _assert_parity(config, ckpt, out_dir, tmp_path, 16)
+    export_parity.assert_parity(config, ckpt, out_dir, tmp_path, 16)
 
 
 def test_decoding_config_greedy_sets_beam_width_1_and_refuses_unknown():
@@ -163,13 +96,13 @@ def test_recognizer_refuses_a_folder_without_model_json(tmp_path):
 def test_quantized_exports_are_smaller_and_still_run_without_tensorflow(tmp_path):
     config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
     sizes, outputs = {}, {}
-    pixels, _ = _images(8)
+    pixels, _ = export_parity.images(8)
     for quantize in lite_export.QUANTIZATIONS:
         out_dir = lite_export.export_tflite(config, ckpt, str(tmp_path / quantize),
                                             quantize=quantize)
         assert lite_runtime.load_metadata(out_dir)["quantize"] == quantize
         sizes[quantize] = os.path.getsize(os.path.join(out_dir, lite_export.MODEL_FILE))
-        outputs[quantize] = _run_without_tensorflow(out_dir, pixels, tmp_path)
+        outputs[quantize] = export_parity.run_without_tensorflow(out_dir, pixels, tmp_path)
     # float16 weights take half the bytes of float32 ones, int8 a quarter (plus the graph).
     assert sizes["float16"] < 0.6 * sizes["none"] and sizes["dynamic_int8"] < 0.4 * sizes["none"]
     # float16-rounded weights, float32 arithmetic: the same scores to about 1e-3 relative.
