@@ -86,6 +86,30 @@ def check_images(images, height, width):
     return np.ascontiguousarray(array)
 
 
+def open_export(model_dir, expected_format):
+    """(model.json as a dict, the model file's path) of an exported folder.
+
+    Raises:
+      ValueError: no model.json, a folder of another format, or no model file.
+    """
+    metadata = load_metadata(model_dir)
+    if metadata.get("format") != expected_format:
+        raise ValueError(f"{model_dir}: model.json format is {metadata.get('format')!r}, "
+                         f"expected {expected_format!r}")
+    path = os.path.join(model_dir, metadata["model_file"])
+    if not os.path.isfile(path):
+        raise ValueError(f"{path}: no such model file")
+    return metadata, path
+
+
+def add_text(outputs, metadata):
+    """Adds outputs["text"], the label ids decoded with model.json's label map; returns outputs."""
+    labels = metadata["labels"]
+    outputs["text"] = labels_to_text(outputs["labels"], labels["characters"],
+                                     labels["label_offset"], labels.get("unknown_label"))
+    return outputs
+
+
 class Recognizer:
     """An exported TFLite recognizer: uint8 images in, texts, scores and control points out."""
 
@@ -95,15 +119,9 @@ class Recognizer:
         Raises:
           ValueError: no model.json or model file, or a folder of another format.
         """
-        self.metadata = load_metadata(model_dir)
-        if self.metadata.get("format") != "tflite":
-            raise ValueError(f"{model_dir}: model.json format is "
-                             f"{self.metadata.get('format')!r}, expected 'tflite'")
+        self.metadata, path = open_export(model_dir, "tflite")
         from ai_edge_litert.interpreter import Interpreter
 
-        path = os.path.join(model_dir, self.metadata["model_file"])
-        if not os.path.isfile(path):
-            raise ValueError(f"{path}: no such model file")
         self._interpreter = Interpreter(model_path=path, num_threads=num_threads)
         self._input = self._interpreter.get_input_details()[0]["index"]
         self._outputs = {d["name"]: d["index"] for d in self._interpreter.get_output_details()}
@@ -135,9 +153,5 @@ class Recognizer:
             self._batch = batch.shape[0]
         self._interpreter.set_tensor(self._input, batch)
         self._interpreter.invoke()
-        out = {name: self._interpreter.get_tensor(index).copy()
-               for name, index in self._outputs.items()}
-        labels = self.metadata["labels"]
-        out["text"] = labels_to_text(out["labels"], labels["characters"], labels["label_offset"],
-                                     labels.get("unknown_label"))
-        return out
+        return add_text({name: self._interpreter.get_tensor(index).copy()
+                         for name, index in self._outputs.items()}, self.metadata)

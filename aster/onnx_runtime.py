@@ -11,12 +11,11 @@ TensorFlow:
     out["text"], out["scores"], out["labels"], out["control_points"]
 """
 
-import os
 
 if __package__:  # aster.onnx_runtime
-    from .lite_runtime import check_images, labels_to_text, load_metadata
+    from .lite_runtime import add_text, check_images, open_export
 else:  # recognizer.py in an exported folder
-    from lite_runtime import check_images, labels_to_text, load_metadata
+    from lite_runtime import add_text, check_images, open_export
 
 
 class Recognizer:
@@ -28,15 +27,9 @@ class Recognizer:
         Raises:
           ValueError: no model.json or model file, or a folder of another format.
         """
-        self.metadata = load_metadata(model_dir)
-        if self.metadata.get("format") != "onnx":
-            raise ValueError(f"{model_dir}: model.json format is "
-                             f"{self.metadata.get('format')!r}, expected 'onnx'")
+        self.metadata, path = open_export(model_dir, "onnx")
         import onnxruntime
 
-        path = os.path.join(model_dir, self.metadata["model_file"])
-        if not os.path.isfile(path):
-            raise ValueError(f"{path}: no such model file")
         options = onnxruntime.SessionOptions()
         if num_threads:
             options.intra_op_num_threads = num_threads
@@ -58,8 +51,4 @@ class Recognizer:
         batch = check_images(images, *self.input_size)
         names = self.metadata["outputs"]
         values = self._session.run(names, {self.metadata["input"]["name"]: batch})
-        out = dict(zip(names, values, strict=True))
-        labels = self.metadata["labels"]
-        out["text"] = labels_to_text(out["labels"], labels["characters"], labels["label_offset"],
-                                     labels.get("unknown_label"))
-        return out
+        return add_text(dict(zip(names, values, strict=True)), self.metadata)
