@@ -68,3 +68,27 @@ def test_v1_lstm_cell_in_bidirectional_rnn_takes_gradients():
             sess.run(tf.global_variables_initializer())
             values = sess.run(grads)
         assert all(np.isfinite(v).all() for v in values)
+
+
+def _onednn_enabled_in_fresh_process(env_value):
+    """IsMklEnabled() of a new interpreter that imports aster.tf_setup; env_value None = unset."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TF_ENABLE_ONEDNN_OPTS"}
+    if env_value is not None:
+        env["TF_ENABLE_ONEDNN_OPTS"] = env_value
+    code = ("import aster.tf_setup\n"
+            "from tensorflow.python.util import _pywrap_util_port as port\n"
+            "print(port.IsMklEnabled())\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120, check=True)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_onednn_kernels_are_on_by_default_and_can_be_turned_off():
+    # TensorFlow's own default leaves them off on CPUs without AVX-512 VNNI/BF16 or AMX, where
+    # Eigen's convolution gradients are ~3x slower (aster/__init__.py).
+    assert _onednn_enabled_in_fresh_process(None) == "True"
+    assert _onednn_enabled_in_fresh_process("0") == "False"
