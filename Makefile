@@ -144,6 +144,7 @@ bench: install protos
 	$(call bench_run,flops,--configs aster_paper demo_cpu --batch_size 32 --warmup 2 --steps 3)
 	$(call bench_run,train_throughput,--configs aster_paper demo_cpu crnn_ctc --clones 1 2 \
 		--warmup 2 --steps 4)
+	$(call bench_run,step_profile,--configs demo_cpu aster_paper --top 12)
 	$(call bench_run,inference,--config aster_paper --repeats 5)
 	$(call bench_run,eval_batching,--repeats 1)
 	$(call bench_run,input_pipeline,--runs 3 --steps 30 --warmup 10)

@@ -27,9 +27,12 @@ def cpu_model():
 
 
 def machine():
-    """Returns (description, one-minute load average)."""
+    """Returns (description, one-minute load average). The description names the oneDNN setting
+    (aster/__init__.py turns oneDNN on unless TF_ENABLE_ONEDNN_OPTS says otherwise)."""
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return f"{cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}", load
+    onednn = os.environ.get("TF_ENABLE_ONEDNN_OPTS", "1")
+    return (f"{cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"TF_ENABLE_ONEDNN_OPTS={onednn}"), load
 
 
 def random_pngs(count, height, width, seed=0):

@@ -29,6 +29,7 @@ import common
 FIGURE_LINES = {
     "flops": r"(matmul peak [^;]*)",
     "input_pipeline": r"(batch \(.*|median [^;]*)",
+    "step_profile": r"(\S+: step wall time .*)",
     "synth_speed": r"(aster-synth-words, .*)",
     "train_throughput": r"(matmul peak .*|skipping .*)",
 }

@@ -116,8 +116,10 @@ def prepare_config(config, batch_size=0, overrides=(), record=None, steps=10):
     return config
 
 
-def time_training(config, num_clones=1, in_memory=True, warmup=3, steps=6, record=None):
-    """Runs trainer.train on `config` for warmup + steps steps.
+def time_training(config, num_clones=1, in_memory=True, warmup=3, steps=6, record=None,
+                  train_dir=None):
+    """Runs trainer.train on `config` for warmup + steps steps (in train_dir, else a temporary
+    folder).
 
     Returns:
       dict: images_per_sec (batch / median step time), cpu_ms_per_image (median), batch_size,
@@ -136,8 +138,8 @@ def time_training(config, num_clones=1, in_memory=True, warmup=3, steps=6, recor
             return InMemoryBatches(batch_size // clones, height, width, num_clones=clones)
     timer = _step_timer(warmup)
     deploy = model_deploy.DeploymentConfig(num_clones=num_clones, clone_on_cpu=num_clones > 1)
-    with tempfile.TemporaryDirectory() as train_dir:
-        trainer.train(config, train_dir, deploy, seams=trainer.Seams(
+    with tempfile.TemporaryDirectory() as folder:
+        trainer.train(config, train_dir or folder, deploy, seams=trainer.Seams(
             build_batch_queue=build_queue, extra_hooks=[timer]))
     return {"images_per_sec": batch_size / statistics.median(timer.wall),
             "cpu_ms_per_image": 1e3 * statistics.median(timer.cpu) / batch_size,

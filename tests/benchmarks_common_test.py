@@ -35,3 +35,11 @@ def test_write_random_records_one_example_per_transcript(tmp_path):
     assert [f["image/transcript"].bytes_list.value[0] for f in features] == [b"ab", b"cd"]
     assert [f["image/filename"].bytes_list.value[0] for f in features] == [b"0.png", b"1.png"]
     assert [f["image/encoded"].bytes_list.value[0] for f in features] == common.random_pngs(2, 4, 5)
+
+
+def test_machine_names_the_onednn_setting(monkeypatch):
+    common = _common()
+    monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
+    assert common.machine()[0].endswith("TF_ENABLE_ONEDNN_OPTS=1")  # aster's default
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
+    assert common.machine()[0].endswith("TF_ENABLE_ONEDNN_OPTS=0")

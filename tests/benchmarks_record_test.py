@@ -107,6 +107,14 @@ def test_summary_lines_keep_their_figures_apart_from_the_tables(record, tmp_path
         "median 2,330 images/s, 472 CPU us/image (all 2 cores on it: 4,239 images/s)"]
 
 
+def test_step_profile_keeps_each_configs_step_time_line_with_its_tables(record):
+    lines = ["AMD EPYC, 2 cores; load average 1.0", "", "demo_cpu: step wall time 228.0 ms, "
+             "op time 356.6 ms", "", "| op type | op time (ms) | share | ops |", "|---|---:|---:|---:|",
+             "| MatMul | 51.6 | 14.5% | 472 |"]
+    assert record.figures("step_profile", lines) == [
+        "demo_cpu: step wall time 228.0 ms, op time 356.6 ms", "", *lines[4:]]
+
+
 def test_a_log_without_its_block_fails_naming_both_and_writes_nothing(record, tmp_path, capsys):
     results = tmp_path / "RESULTS.md"
     results.write_text(DOC)
@@ -141,7 +149,7 @@ def test_make_bench_record_logs_every_script_and_rewrites_its_block():
     recorded = [line for line in dry_run("BENCH_FLAGS=--record") if "benchmarks/" in line]
     names = re.findall(r"record\.py run build/bench/(\w+)\.log -- \S+ benchmarks/\1\.py",
                        "\n".join(recorded))
-    assert len(names) == 6 and recorded[-1].endswith("record.py write build/bench/*.log")
+    assert len(names) == 7 and recorded[-1].endswith("record.py write build/bench/*.log")
     assert not any("--record" in line for line in recorded)
     with open(os.path.join(BENCHMARKS, "RESULTS.md"), encoding="utf-8") as f:
         text = f.read()
