@@ -87,3 +87,36 @@ def test_demo_bad_batch_size_is_usage_error(tmp_path):
     with pytest.raises(SystemExit) as e:
         demo.main(["--saved_model_dir", "x", "--batch_size", "0", "a.png"])
     assert e.value.code == 2
+
+
+def test_demo_keeps_oneDNN_filters_between_calls_with_the_same_results(tmp_path, monkeypatch):
+    """aster-demo sets TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1 (batch-1 speed); a real model read in
+    batches of 2, 2 and 1 gives the same texts and scores as with the filters reordered per call."""
+    import subprocess
+    import sys
+
+    from export_test import _random_tiny_checkpoint
+
+    monkeypatch.delenv("TF_ONEDNN_ASSUME_FROZEN_WEIGHTS", raising=False)
+    with pytest.raises(SystemExit):  # a usage error, after main has set the default
+        demo.main(["x.png"])
+    assert os.environ["TF_ONEDNN_ASSUME_FROZEN_WEIGHTS"] == "1"
+    config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
+    config_util.save_pipeline_config(config, str(tmp_path / "train" / "pipeline.config"))
+    rng = np.random.default_rng(0)
+    paths = []
+    for i in range(5):
+        paths.append(str(tmp_path / f"w{i}.png"))
+        Image.fromarray(rng.integers(0, 255, (24, 70, 3), dtype=np.uint8)).save(paths[-1])
+    outputs = []
+    for frozen in ("1", "0"):
+        env = {**os.environ, "TF_ONEDNN_ASSUME_FROZEN_WEIGHTS": frozen}
+        out = subprocess.run(
+            [sys.executable, "-c", "import sys; from aster.demo import main; sys.exit(main())",
+             "--checkpoint_path", ckpt, "--batch_size", "2", "--output_dir", str(tmp_path),
+             *paths], env=env, capture_output=True, text=True, timeout=300, check=True)
+        outputs.append([line.split("\t") for line in out.stdout.strip().splitlines()])
+    assert [row[:2] for row in outputs[0]] == [row[:2] for row in outputs[1]]
+    assert len(outputs[0]) == 5
+    np.testing.assert_allclose([float(r[2]) for r in outputs[0]],
+                               [float(r[2]) for r in outputs[1]], atol=1e-3)
