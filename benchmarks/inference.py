@@ -21,6 +21,10 @@ Two checkpoints of the config's model, both with random weights:
 Batch 1: median latency of --repeats single-image calls after one warm-up call. Batch N: median
 images/s of --repeats calls. The decoders' beam_width is overridden for both predictors (1 =
 greedy). Prints a table (`make bench BENCH_FLAGS=--record` puts it in benchmarks/RESULTS.md).
+
+Like aster-demo, this process only serves models whose weights do not change, so it sets
+TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1 unless set (oneDNN's convolutions keep their reordered filters;
+without it they reorder them per call, 4x the batch-1 latency; see aster/demo.py).
 """
 
 import argparse
@@ -31,7 +35,9 @@ import sys
 import tempfile
 import time
 
-import common  # benchmarks/common.py (scripts run as python benchmarks/<name>.py)
+os.environ.setdefault("TF_ONEDNN_ASSUME_FROZEN_WEIGHTS", "1")  # before TensorFlow's import
+
+import common  # noqa: E402 (benchmarks/common.py; scripts run as python benchmarks/<name>.py)
 
 EOS_LABEL = 1
 EOS_BIAS = 30.0
