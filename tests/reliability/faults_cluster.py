@@ -22,9 +22,6 @@ Result = faults_process.Result
 _STEP = re.compile(r"^(\S+ \S+) INFO aster\.trainer: step (\d+)", re.M)
 _READY = re.compile(r"^(\S+ \S+) INFO tensorflow: Done running local_init_op", re.M)
 _ERROR = re.compile(r"^aster-train: error: .*$", re.M)
-# Async replicas with momentum 0.9 and rate 0.05 diverge; these stay finite.
-_OPTIMIZER = ("momentum_optimizer { learning_rate { constant_learning_rate { learning_rate: 0.005 "
-              "} } momentum_optimizer_value: 0.5 } use_moving_average: false")
 
 
 def _time(stamp):
@@ -40,8 +37,7 @@ def _write_config(directory, num_steps, extra=""):
     records = helpers.write_records(os.path.join(directory, "train.tfrecord"), count=16)
     config = helpers.pipeline_config(
         records, f"num_steps: {num_steps} save_checkpoint_steps: 5 save_summaries_steps: 0 "
-                 f"log_every_n_steps: 1 worker_recovery_wait_secs: 1 {extra}",
-        optimizer=_OPTIMIZER)
+                 f"log_every_n_steps: 1 worker_recovery_wait_secs: 1 {extra}")
     return helpers.write_config(os.path.join(directory, "pipeline_in.config"), config)
 
 
