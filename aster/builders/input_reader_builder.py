@@ -9,7 +9,8 @@
 Field mapping (per reader): tf_record_input_reader.input_path / lmdb_input_reader.path -> files or
 databases (comma-separated, glob patterns); num_readers -> files read interleaved; shuffle and
 queue_capacity -> record shuffle buffer; num_epochs -> passes (0 = forever; evaluation always
-reads one); max_label_length and long_label_handling -> the label limit; shuffle_seed -> the seed
+reads one); max_label_length and long_label_handling -> the label limit; length_curriculum (training
+only) -> a shorter limit for the first steps (batcher.short_labels_first); shuffle_seed -> the seed
 of both shuffles (a run resumed at step S > 0 uses resume_seed(shuffle_seed, S): see
 resumed_readers).
 From train_config: batch_size[i] / num_clones -> reader i's rows in each clone's batch;
@@ -17,6 +18,8 @@ num_batch_queue_threads -> parallel decode/augment calls per reader; batch_queue
 decoded examples buffered per reader ahead of batching; prefetch_queue_capacity -> batches
 prepared ahead.
 """
+
+import logging
 
 import numpy as np
 
@@ -30,6 +33,7 @@ from aster.utils import config_checks
 
 # Consecutive drops after which a repeating training reader fails instead of spinning.
 STALL_LIMIT = 10000
+_LOG = logging.getLogger("aster.input_reader_builder")
 
 
 def _build_tf_record_input_reader(config, field_path, shuffle, num_epochs, seed):
@@ -77,9 +81,11 @@ def resume_seed(shuffle_seed, global_step):
 
 
 def resumed_readers(input_reader_configs, global_step):
-    """Copies of the InputReaders, each seeded one with resume_seed(its shuffle_seed, global_step).
+    """Copies of the InputReaders as a run starting at global_step reads them.
 
-    The trainer builds its input from these (the saved pipeline.config keeps the original seeds).
+    Each seeded one shuffles with resume_seed(its shuffle_seed, global_step), and a
+    length_curriculum keeps only the steps still ahead (steps - global_step, at least 0). The
+    trainer builds its input from these (the saved pipeline.config keeps the original values).
     """
     readers = []
     for config in input_reader_configs:
@@ -87,6 +93,8 @@ def resumed_readers(input_reader_configs, global_step):
         copy.CopyFrom(config)
         if config.shuffle_seed:
             copy.shuffle_seed = resume_seed(config.shuffle_seed, global_step)
+        if config.length_curriculum.steps:
+            copy.length_curriculum.steps = max(0, config.length_curriculum.steps - global_step)
         readers.append(copy)
     return readers
 
@@ -153,6 +161,19 @@ def per_clone_batch_sizes(batch_sizes, num_readers, num_clones):
     return [size // num_clones for size in batch_sizes]
 
 
+def _short_labels_first(examples, config, rows_per_step, path):
+    """Applies the reader's length_curriculum (its steps counted from this run's first step)."""
+    curriculum = config.length_curriculum
+    if not curriculum.steps:
+        return examples
+    _LOG.info("%s: only transcripts of at most %d characters for the next %d steps",
+              path, curriculum.max_label_length, curriculum.steps)
+    return batcher.short_labels_first(
+        examples, curriculum.steps * rows_per_step, curriculum.max_label_length,
+        stall_limit=STALL_LIMIT, name=f"{path}.length_curriculum",
+    )
+
+
 def build_batch_queue(input_reader_configs, train_config, num_clones=1):
     """The training BatchQueue mixing every train_input_reader.
 
@@ -178,9 +199,9 @@ def build_batch_queue(input_reader_configs, train_config, num_clones=1):
     threads = max(1, train_config.num_batch_queue_threads)
     readers = []
     for i, config in enumerate(configs):
-        examples = build_examples(
-            config, steps, f"train_input_reader[{i}]", training=True, num_parallel_calls=threads
-        )
+        path = f"train_input_reader[{i}]"
+        examples = build_examples(config, steps, path, training=True, num_parallel_calls=threads)
+        examples = _short_labels_first(examples, config, sizes[i] * num_clones, path)
         if train_config.batch_queue_capacity > 0:
             examples = examples.prefetch(train_config.batch_queue_capacity)
         readers.append(examples)

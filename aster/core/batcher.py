@@ -142,6 +142,47 @@ def example_dataset(
     return dataset.filter(lambda d: tf.equal(d[_REASON], 0))
 
 
+def short_labels_first(examples, num_examples, max_label_length, stall_limit=0, name="0"):
+    """Keeps only transcripts of at most max_label_length characters among the first examples.
+
+    The first num_examples examples out are short ones (longer ones are skipped, not counted as
+    drops: the running drop counts of later examples still cover every drop); after them every
+    example passes. InputReader.length_curriculum on a training reader.
+
+    Args:
+      examples: a dataset from example_dataset.
+      num_examples: examples to restrict (a reader's rows per step times the curriculum's steps);
+        0 or less returns `examples` as it is.
+      max_label_length: the limit in characters during the curriculum (at least 1).
+      stall_limit: fail after this many consecutive skips (0: never).
+      name: the reader's name in error messages.
+    """
+    if num_examples <= 0:
+        return examples
+    if max_label_length < 1:
+        raise ValueError(f"max_label_length must be at least 1, got {max_label_length}")
+
+    def step(state, example):
+        taken, skipped = state
+        length = tf.cast(preprocessor_text.label_length(example[F.groundtruth_text]), tf.int64)
+        keep = tf.logical_or(taken >= num_examples, length <= max_label_length)
+        skipped = tf.where(keep, tf.constant(0, tf.int64), skipped + 1)
+        checks = []
+        if stall_limit:
+            message = (
+                f"input reader {name}: {stall_limit} records in a row were longer than the "
+                f"length curriculum's max_label_length ({max_label_length} characters)"
+            )
+            checks.append(tf.debugging.Assert(skipped < stall_limit, [message]))
+        with tf.control_dependencies(checks):
+            keep = tf.identity(keep)
+        return (taken + tf.cast(keep, tf.int64), skipped), (example, keep)
+
+    initial = (tf.constant(0, tf.int64), tf.constant(0, tf.int64))
+    dataset = examples.scan(initial, step).filter(lambda example, keep: keep)
+    return dataset.map(lambda example, keep: example)
+
+
 def _counts_from_next(dataset):
     """Gives each kept example the counts of the next element (kept, or the end marker)."""
     spec = dataset.element_spec

@@ -150,6 +150,10 @@ def check_eval(config):
 
 def _check_eval(config, problems):
     """What aster-eval would refuse, caught before training starts (eval_config is optional)."""
+    for i, reader in enumerate(config.eval_input_reader):
+        problems.require(not reader.HasField("length_curriculum"),
+                         f"eval_input_reader[{i}].length_curriculum",
+                         "applies to training readers only; remove it")
     if not config.HasField("eval_config"):
         return
     eval_config = config.eval_config

@@ -245,6 +245,15 @@ def _reader(reader, path, problems):
         if hasattr(body, name):
             problems.require(bool(getattr(body, name).strip()), f"{path}.{kind}.{name}",
                              "is empty")
+    curriculum = reader.length_curriculum
+    if curriculum.steps:
+        limit = curriculum.max_label_length
+        problems.require(limit >= 1, f"{path}.length_curriculum.max_label_length",
+                         f"must be >= 1 when length_curriculum.steps is set, got {limit}")
+        problems.require(not reader.max_label_length or limit <= reader.max_label_length,
+                         f"{path}.length_curriculum.max_label_length",
+                         f"{limit} is above the reader's max_label_length "
+                         f"({reader.max_label_length})")
 
 
 

@@ -225,3 +225,51 @@ def test_shuffle_seed_makes_the_order_repeatable(tmp_path):
 
     first = texts()
     assert first == texts() and first != sorted(first)
+
+
+def _curriculum_config(tmp_path, curriculum, batch_size=2):
+    records = fx.word_records("a", 6) + fx.word_records("bbbbbb", 6, start=100)  # 2 and 9
+    fx.write_records(tmp_path / "c.tfrecord", records)
+    reader = _tfrecord(f"{tmp_path}/c.tfrecord", f"length_curriculum {{ {curriculum} }}")
+    return _pipeline([reader], [batch_size], RESIZE)
+
+
+def _lengths(config, num_batches, num_clones=1, global_step=0):
+    with tf.Graph().as_default():
+        readers = input_reader_builder.resumed_readers(config.train_input_reader, global_step)
+        queue = input_reader_builder.build_batch_queue(readers, config.train_config, num_clones)
+        batch = queue.dequeue()
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            texts = [sess.run(batch[F.groundtruth_text]) for _ in range(num_batches)]
+            counts = sess.run(queue.drop_counts)
+    return [max(len(t) for t in batch_texts) for batch_texts in texts], counts
+
+
+@pytest.mark.parametrize("num_clones", [1, 2])
+def test_length_curriculum_keeps_short_words_for_its_steps_then_all(tmp_path, num_clones):
+    config = _curriculum_config(tmp_path, "steps: 3 max_label_length: 3", batch_size=2)
+    # A step dequeues one batch per clone; the records alternate 6 short and 6 long words.
+    lengths, counts = _lengths(config, 3 * num_clones + 6, num_clones)
+    assert lengths[: 3 * num_clones] == [2] * (3 * num_clones), lengths
+    assert max(lengths[3 * num_clones:]) == 9, lengths  # "bbbbbb100" is back
+    assert counts == {"undecodable": 0, "empty_label": 0, "too_long": 0}  # skips are not drops
+
+
+def test_length_curriculum_counts_steps_from_the_run_start_step(tmp_path):
+    config = _curriculum_config(tmp_path, "steps: 3 max_label_length: 3")
+    lengths, _ = _lengths(config, 7, global_step=2)
+    assert lengths[0] == 2 and max(lengths[1:]) == 9, lengths
+    lengths, _ = _lengths(config, 7, global_step=5)  # past the curriculum: records as they come
+    assert lengths[:3] == [2, 2, 2] and 9 in lengths[3:], lengths
+    copy = input_reader_builder.resumed_readers(config.train_input_reader, 2)[0]
+    assert copy.length_curriculum.steps == 1
+    assert config.train_input_reader[0].length_curriculum.steps == 3  # the config keeps its value
+
+
+def test_length_curriculum_with_no_short_word_fails_naming_the_field(tmp_path, monkeypatch):
+    monkeypatch.setattr(input_reader_builder, "STALL_LIMIT", 20)
+    config = _curriculum_config(tmp_path, "steps: 3 max_label_length: 1")
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"train_input_reader\[0\].length_curriculum: 20 records in a row"):
+        _lengths(config, 1)

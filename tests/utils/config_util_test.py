@@ -197,6 +197,13 @@ def test_bad_assignment_names_field_and_value(assignment, pattern):
         (f"{MODEL}.spatial_transformer.init_bias_pattern=wave", r"init_bias_pattern: 'wave' is not"),
         ("train_input_reader[0].tf_record_input_reader.input_path=", r"input_path: is empty"),
         ("train_config.optimizer={}", r"train_config.optimizer: optimizer is not set"),
+        ("train_input_reader[0].length_curriculum={steps: 10}",
+         r"train_input_reader\[0\].length_curriculum.max_label_length: must be >= 1 when"),
+        ("train_input_reader[0]={max_label_length: 5 length_curriculum {steps: 10 max_label_length: 6}"
+         " tf_record_input_reader {input_path: 'a'}}",
+         r"length_curriculum.max_label_length: 6 is above the reader's max_label_length \(5\)"),
+        ("eval_input_reader[0].length_curriculum={steps: 10 max_label_length: 6}",
+         r"eval_input_reader\[0\].length_curriculum: applies to training readers only"),
         (f"{MODEL}.regression_loss={{sequence_cross_entropy_loss {{}}}}",
          r"regression_loss: must be l2_regression_loss"),
         ("train_config.data_augmentation_options[0]={}", r"preprocessing_step is not set"),
