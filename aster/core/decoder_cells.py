@@ -1,7 +1,8 @@
 """The attention decoder's cell pieces: building a cell once, a cheap softmax, the plain-LSTM step.
 
 aster.core.attention_decoder decodes with these; `lstm_step` is LSTMCell.call with the input's
-share of the gates precomputed (see LstmWeights).
+share of the gates precomputed (see LstmWeights), `lstm_update` its element-wise half, which the
+static BiLSTM encoder (aster.core.bidirectional_rnn) shares.
 """
 
 import collections
@@ -69,6 +70,18 @@ def lstm_step(cell, input_gates, weights, state):
     """
     c_prev, m_prev = state
     gates = tf.nn.bias_add(input_gates + tf.matmul(m_prev, weights.hidden_kernel), weights.bias)
+    return lstm_update(cell, gates, c_prev)
+
+
+def lstm_update(cell, gates, c_prev):
+    """The element-wise half of LSTMCell.call: the gates' pre-activations and the previous cell
+    state in, (output, new LSTMStateTuple) out.
+
+    Args:
+      cell: a built LSTMCell for which is_plain_lstm holds.
+      gates: [N, 4H], the input and previous output times the kernel, plus the bias (i, j, f, o).
+      c_prev: [N, H], the previous cell state.
+    """
     i, j, f, o = tf.split(gates, 4, axis=1)
     sigmoid, activation = tf.sigmoid, cell._activation
     if cell._use_peepholes:

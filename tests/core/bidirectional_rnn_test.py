@@ -136,3 +136,57 @@ def test_shared_cell_raises():
     cell = _lstm()
     with pytest.raises(ValueError, match="must be distinct cells"):
         bidirectional_rnn.BidirectionalRnn(cell, cell)
+
+
+def _static_outputs_and_gradients(cell_fn, use_cells_call):
+    """Outputs, gradients (inputs and every variable), variable names of a static layer in a fresh
+    graph, through the LSTM fast path or (use_cells_call) the cells' own call, and whether the
+    fast path was taken."""
+    with tf.Graph().as_default():
+        inputs = tf.constant(np.random.RandomState(0).normal(size=(3, 5, 4)), tf.float32)
+        layer = bidirectional_rnn.BidirectionalRnn(cell_fn(), cell_fn())
+        if use_cells_call:
+            layer._run_cells = lambda x: tf.stack(tf.nn.static_bidirectional_rnn(
+                layer._fw_cell, layer._bw_cell, tf.unstack(x, axis=1), dtype=x.dtype)[0], 1)
+        out = layer.apply(inputs)
+        weights = tf.constant(np.random.RandomState(1).normal(size=(3, 5, 12)), tf.float32)
+        variables = tf.trainable_variables()
+        grads = tf.gradients(tf.reduce_sum(out * weights), [inputs] + variables)
+        rng = np.random.RandomState(2)  # the same weights in both graphs (variables in name order)
+        with tf.Session() as sess:
+            for v in variables:
+                sess.run(v.initializer)
+                v.load(rng.normal(scale=0.5, size=v.shape.as_list()), sess)
+            values = sess.run([out] + grads)
+        # The fast path unstacks each direction's precomputed input gates, [B, 4H] per step.
+        fast = any(op.type == "Unpack" and op.outputs[0].shape.as_list() == [3, 24]
+                   for op in tf.get_default_graph().get_operations())
+        return values, [v.op.name for v in variables], fast
+
+
+@pytest.mark.parametrize("peepholes", [False, True])
+def test_lstm_fast_path_matches_the_cells_own_call(peepholes):
+    # The static layer computes each LSTM's input gates for all steps at once; outputs, gradients
+    # and variable names (checkpoints) must be those of tf.nn.static_bidirectional_rnn.
+    def cell_fn():
+        return tf.nn.rnn_cell.LSTMCell(6, use_peepholes=peepholes, forget_bias=0.5)
+
+    fast, fast_names, took_fast_path = _static_outputs_and_gradients(cell_fn, False)
+    slow, slow_names, _ = _static_outputs_and_gradients(cell_fn, use_cells_call=True)
+    assert took_fast_path and fast_names == slow_names
+    assert "bidirectional_rnn/fw/lstm_cell/kernel" in "\n".join(fast_names)
+    for a, b in zip(fast, slow, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_lstm_fast_path_skips_other_cells():
+    # GRUs (and LSTMs with a projection) take tf.nn.static_bidirectional_rnn.
+    gru = lambda: tf.nn.rnn_cell.GRUCell(6)  # noqa: E731
+    projected = lambda: tf.nn.rnn_cell.LSTMCell(6, num_proj=6)  # noqa: E731
+    for cell_fn in (gru, projected):
+        assert not bidirectional_rnn.is_plain_lstm(cell_fn())
+        fast, _, took_fast_path = _static_outputs_and_gradients(cell_fn, use_cells_call=False)
+        slow, _, _ = _static_outputs_and_gradients(cell_fn, use_cells_call=True)
+        assert not took_fast_path
+        for a, b in zip(fast, slow, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
