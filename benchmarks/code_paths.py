@@ -1,0 +1,117 @@
+"""Before/after of a code change in one process: the trainer with an old code path patched back in,
+alternating with the code as it is.
+
+    .venv/bin/python benchmarks/code_paths.py --config aster_paper --batch_size 64 \
+        --patch 'aster.core.bidirectional_rnn:is_plain_lstm=lambda cell: False' \
+        [--precisions fp32 bf16] [--repeats 3] [--warmup 2] [--steps 6]
+
+A kept optimisation often has no config field to switch it off (the static BiLSTM's input gates,
+say), so train_throughput.py's --variants cannot compare it. --patch MODULE:ATTRIBUTE=EXPRESSION
+(repeatable; ATTRIBUTE may be Class.name) sets the attribute to the Python expression's value for
+the "old" runs and restores the original for the "new" ones. Each run is train_throughput's
+(the real trainer on one in-memory batch, median step time after the warm-up steps); the runs
+alternate old/new per precision, --repeats times, and the script prints every run, then each
+variant's median and the new/old ratio of the medians.
+"""
+
+import argparse
+import importlib
+import logging
+import os
+import statistics
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import common  # noqa: E402 (after the logging setting above)
+import train_throughput  # noqa: E402
+
+from aster.utils import cli_logging  # noqa: E402
+
+
+class Patch:
+    """MODULE:ATTRIBUTE=EXPRESSION; apply(old) sets the old value (old=True) or the original."""
+
+    def __init__(self, text):
+        target, sep, self.expression = text.partition("=")
+        module, colon, attribute = target.partition(":")
+        if not sep or not colon or not attribute or not self.expression.strip():
+            raise SystemExit(f"--patch {text!r}: expected MODULE:ATTRIBUTE=EXPRESSION")
+        try:
+            owner = importlib.import_module(module)
+        except ImportError as e:
+            raise SystemExit(f"--patch {text!r}: cannot import {module}: {e}") from e
+        *path, self.name = attribute.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        if not hasattr(owner, self.name):
+            raise SystemExit(f"--patch {text!r}: {module} has no attribute {attribute}")
+        self.owner, self.original = owner, getattr(owner, self.name)
+        self.old = eval(self.expression, vars(importlib.import_module(module)))  # noqa: S307
+
+    def apply(self, old):
+        setattr(self.owner, self.name, self.old if old else self.original)
+
+
+def run(config, patches, precisions, repeats, warmup, steps, report=print):
+    """Alternates old/new runs; returns {(precision, "old"|"new"): [images/s per run]}."""
+    rates = {}
+    for _ in range(repeats):
+        for precision in precisions:
+            overrides = ["train_config.bfloat16=true"] if precision == "bf16" else []
+            for variant in ("old", "new"):
+                for patch in patches:
+                    patch.apply(old=variant == "old")
+                try:
+                    result = train_throughput.time_training(
+                        train_throughput.prepare_config(config, overrides=overrides),
+                        warmup=warmup, steps=steps)
+                finally:
+                    for patch in patches:
+                        patch.apply(old=False)
+                rates.setdefault((precision, variant), []).append(result["images_per_sec"])
+                report(f"{precision} {variant}: {result['images_per_sec']:.1f} images/s, "
+                       f"{result['cpu_ms_per_image']:.2f} CPU ms/image (load "
+                       f"{os.getloadavg()[0]:.1f})")
+    return rates
+
+
+def summary(rates):
+    """Lines: each precision's old and new medians (with the runs) and new/old."""
+    lines = []
+    for precision in dict.fromkeys(p for p, _ in rates):
+        old, new = rates[(precision, "old")], rates[(precision, "new")]
+        ratio = statistics.median(new) / statistics.median(old)
+        lines.append(f"{precision}: old {statistics.median(old):.1f} "
+                     f"({', '.join(f'{r:.1f}' for r in old)}), new {statistics.median(new):.1f} "
+                     f"({', '.join(f'{r:.1f}' for r in new)}) images/s: new/old {ratio:.2f}x")
+    return lines
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", default="demo_cpu", help="config name under configs/")
+    parser.add_argument("--patch", action="append", required=True,
+                        metavar="MODULE:ATTRIBUTE=EXPRESSION", help="the old code path")
+    parser.add_argument("--precisions", nargs="+", choices=("fp32", "bf16"), default=["fp32"])
+    parser.add_argument("--batch_size", type=int, default=0, help="0: the config's")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=6)
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    from aster.utils import config_util
+
+    cli_logging.configure(level=logging.WARNING)
+    patches = [Patch(text) for text in args.patch]
+    description, load = common.machine()
+    print(f"{description}; load average {load:.1f}", flush=True)
+    config = config_util.load_pipeline_config(os.path.join(common.ROOT, "configs",
+                                                           f"{args.config}.config"))
+    config = train_throughput.prepare_config(config, args.batch_size)
+    rates = run(config, patches, args.precisions, args.repeats, args.warmup, args.steps,
+                report=lambda line: print(line, flush=True))
+    print("\n".join(summary(rates)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

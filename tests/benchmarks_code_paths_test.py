@@ -1,0 +1,84 @@
+"""benchmarks/code_paths.py: the old code path patched in for "old" runs, restored for the rest."""
+
+import importlib.util
+import os
+import sys
+
+import pytest
+
+from aster.core import bidirectional_rnn
+
+BENCH = os.path.join(os.path.dirname(__file__), "..", "benchmarks")
+
+
+@pytest.fixture
+def code_paths(monkeypatch):
+    monkeypatch.syspath_prepend(BENCH)  # the scripts import common / train_throughput by name
+    spec = importlib.util.spec_from_file_location("bench_code_paths",
+                                                  os.path.join(BENCH, "code_paths.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    yield module
+    for name in ("common", "train_throughput", "peaks"):
+        sys.modules.pop(name, None)
+
+
+PATCH = "aster.core.bidirectional_rnn:is_plain_lstm=lambda cell: False"
+
+
+def test_patch_sets_the_old_value_and_restores_the_original(code_paths):
+    original = bidirectional_rnn.is_plain_lstm
+    patch = code_paths.Patch(PATCH)
+    patch.apply(old=True)
+    try:
+        assert bidirectional_rnn.is_plain_lstm is not original
+        assert bidirectional_rnn.is_plain_lstm(object()) is False
+    finally:
+        patch.apply(old=False)
+    assert bidirectional_rnn.is_plain_lstm is original
+
+
+def test_patch_reaches_class_attributes(code_paths):
+    patch = code_paths.Patch("aster.core.bidirectional_rnn:BidirectionalRnn.output_size=7")
+    original = bidirectional_rnn.BidirectionalRnn.output_size
+    patch.apply(old=True)
+    try:
+        assert bidirectional_rnn.BidirectionalRnn.output_size == 7
+    finally:
+        patch.apply(old=False)
+    assert bidirectional_rnn.BidirectionalRnn.output_size is original
+
+
+@pytest.mark.parametrize("text, message", [
+    ("aster.core.bidirectional_rnn:is_plain_lstm", "expected MODULE:ATTRIBUTE=EXPRESSION"),
+    ("aster.core.bidirectional_rnn=1", "expected MODULE:ATTRIBUTE=EXPRESSION"),
+    ("aster.no_such_module:x=1", "cannot import aster.no_such_module"),
+    ("aster.core.bidirectional_rnn:no_such_name=1", "has no attribute no_such_name"),
+])
+def test_bad_patch_names_the_flag(code_paths, text, message):
+    with pytest.raises(SystemExit, match=message):
+        code_paths.Patch(text)
+
+
+def test_runs_alternate_old_and_new_per_precision(code_paths, monkeypatch):
+    seen = []
+
+    def fake_time_training(config, warmup, steps):
+        old = bidirectional_rnn.is_plain_lstm(object()) is False  # patched: always False
+        seen.append((config.train_config.bfloat16, old, warmup, steps))
+        return {"images_per_sec": 10.0 if old else 12.0, "cpu_ms_per_image": 1.0}
+
+    monkeypatch.setattr(code_paths.train_throughput, "time_training", fake_time_training)
+    monkeypatch.setattr(bidirectional_rnn, "is_plain_lstm", lambda cell: True)
+    patches = [code_paths.Patch(PATCH)]
+    from aster.protos import pipeline_pb2
+
+    rates = code_paths.run(pipeline_pb2.TrainEvalPipelineConfig(), patches, ["fp32", "bf16"],
+                           repeats=2, warmup=1, steps=3, report=lambda line: None)
+    assert seen == [(False, True, 1, 3), (False, False, 1, 3), (True, True, 1, 3),
+                    (True, False, 1, 3)] * 2
+    assert rates == {("fp32", "old"): [10.0, 10.0], ("fp32", "new"): [12.0, 12.0],
+                     ("bf16", "old"): [10.0, 10.0], ("bf16", "new"): [12.0, 12.0]}
+    assert bidirectional_rnn.is_plain_lstm(object()) is True  # restored after the runs
+    assert code_paths.summary(rates)[0] == (
+        "fp32: old 10.0 (10.0, 10.0), new 12.0 (12.0, 12.0) images/s: new/old 1.20x")
