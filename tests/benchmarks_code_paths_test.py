@@ -1,26 +1,15 @@
 """benchmarks/code_paths.py: the old code path patched in for "old" runs, restored for the rest."""
 
-import importlib.util
-import os
-import sys
-
+import bench_scripts
 import pytest
 
 from aster.core import bidirectional_rnn
 
-BENCH = os.path.join(os.path.dirname(__file__), "..", "benchmarks")
-
 
 @pytest.fixture
 def code_paths(monkeypatch):
-    monkeypatch.syspath_prepend(BENCH)  # the scripts import common / train_throughput by name
-    spec = importlib.util.spec_from_file_location("bench_code_paths",
-                                                  os.path.join(BENCH, "code_paths.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    yield module
-    for name in ("common", "train_throughput", "peaks"):
-        sys.modules.pop(name, None)
+    yield bench_scripts.load("code_paths", monkeypatch)
+    bench_scripts.forget_siblings()
 
 
 PATCH = "aster.core.bidirectional_rnn:is_plain_lstm=lambda cell: False"

@@ -1,16 +1,10 @@
 """benchmarks/common.py: the generated inputs."""
 
-import importlib.util
-import os
-
-PATH = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "common.py")
+import bench_scripts
 
 
 def _common():
-    spec = importlib.util.spec_from_file_location("bench_common", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_scripts.load("common")
 
 
 def test_random_pngs_are_repeatable_noise_of_the_asked_size():

@@ -1,23 +1,16 @@
 """benchmarks/peaks.py: matmul peaks per precision and a run's fraction of its peak."""
 
-import importlib.util
-import os
-
+import bench_scripts
 import pytest
 from google.protobuf import text_format
 
 from aster.core import session_options
 from aster.protos import pipeline_pb2
 
-PATH = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "peaks.py")
-
 
 @pytest.fixture
 def peaks():
-    spec = importlib.util.spec_from_file_location("bench_peaks", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_scripts.load("peaks")
 
 
 def test_matmul_peak_is_a_positive_rate(peaks):

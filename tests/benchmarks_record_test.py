@@ -1,6 +1,5 @@
 """benchmarks/record.py: the current-figures blocks of RESULTS.md rewritten from benchmark logs."""
 
-import importlib.util
 import json
 import os
 import re
@@ -9,6 +8,7 @@ import shutil
 import subprocess
 import sys
 
+import bench_scripts
 import pytest
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -56,12 +56,7 @@ INPUT = ["wrote 4000 PNG word images in 3.1s", "batch (64, 64, 256, 3) (readers 
 
 @pytest.fixture
 def record(monkeypatch):
-    monkeypatch.syspath_prepend(BENCHMARKS)  # record.py imports benchmarks/common.py as common
-    spec = importlib.util.spec_from_file_location("bench_record",
-                                                  os.path.join(BENCHMARKS, "record.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_scripts.load("record", monkeypatch)  # record.py imports common by name
 
 
 def _log(path, lines, command="python benchmarks/x.py --steps 3"):

@@ -1,24 +1,13 @@
 """benchmarks/step_profile.py: op-type and scope totals of a traced training step."""
 
-import importlib.util
-import os
-import sys
-
+import bench_scripts
 import pytest
-
-BENCH = os.path.join(os.path.dirname(__file__), "..", "benchmarks")
 
 
 @pytest.fixture
 def step_profile(monkeypatch):
-    monkeypatch.syspath_prepend(BENCH)  # the scripts import common / train_throughput by name
-    spec = importlib.util.spec_from_file_location("bench_step_profile",
-                                                  os.path.join(BENCH, "step_profile.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    yield module
-    for name in ("common", "train_throughput", "peaks"):
-        sys.modules.pop(name, None)
+    yield bench_scripts.load("step_profile", monkeypatch)
+    bench_scripts.forget_siblings()
 
 
 def _event(op, name, ts, dur):
