@@ -2,13 +2,16 @@
 alternating with the code as it is.
 
     .venv/bin/python benchmarks/code_paths.py --config aster_paper --batch_size 64 \
-        --patch 'aster.core.bidirectional_rnn:is_plain_lstm=lambda cell: False' \
+        --patch aster.core.bidirectional_rnn:is_plain_lstm=code_paths:never \
         [--precisions fp32 bf16] [--repeats 3] [--warmup 2] [--steps 6]
 
 A kept optimisation often has no config field to switch it off (the static BiLSTM's input gates,
-say), so train_throughput.py's --variants cannot compare it. --patch MODULE:ATTRIBUTE=EXPRESSION
-(repeatable; ATTRIBUTE may be Class.name) sets the attribute to the Python expression's value for
-the "old" runs and restores the original for the "new" ones. Each run is train_throughput's
+say), so train_throughput.py's --variants cannot compare it. --patch MODULE:ATTRIBUTE=VALUE
+(repeatable; ATTRIBUTE may be Class.name) sets the attribute to VALUE for the "old" runs and
+restores the original for the "new" ones. VALUE names an object as MODULE:NAME, e.g.
+code_paths:never (a function returning False for any arguments) or the old function kept in a
+module of its own; nothing given on the command line is evaluated as code.
+Each run is train_throughput's
 (the real trainer on one in-memory batch, median step time after the warm-up steps); the runs
 alternate old/new per precision, --repeats times, and the script prints every run, then each
 variant's median and the new/old ratio of the medians.
@@ -29,25 +32,40 @@ import train_throughput  # noqa: E402
 from aster.utils import cli_logging  # noqa: E402
 
 
+def never(*args, **kwargs):
+    """False for any arguments: the old value of a predicate that now enables a new path."""
+    del args, kwargs
+    return False
+
+
+def _resolve(reference, text):
+    """(owner, name) of MODULE:NAME.PATH, with MODULE imported; SystemExit naming --patch."""
+    module, _, attribute = reference.partition(":")
+    try:
+        owner = importlib.import_module(module)
+    except ImportError as e:
+        raise SystemExit(f"--patch {text!r}: cannot import {module}: {e}") from e
+    *path, name = attribute.split(".")
+    for part in path:
+        owner = getattr(owner, part, None)
+    if owner is None or not hasattr(owner, name):
+        raise SystemExit(f"--patch {text!r}: {module} has no attribute {attribute}")
+    return owner, name
+
+
 class Patch:
-    """MODULE:ATTRIBUTE=EXPRESSION; apply(old) sets the old value (old=True) or the original."""
+    """MODULE:ATTRIBUTE=VALUE; apply(old) sets the old value (old=True) or the original."""
 
     def __init__(self, text):
-        target, sep, self.expression = text.partition("=")
+        target, sep, value = text.partition("=")
         module, colon, attribute = target.partition(":")
-        if not sep or not colon or not attribute or not self.expression.strip():
-            raise SystemExit(f"--patch {text!r}: expected MODULE:ATTRIBUTE=EXPRESSION")
-        try:
-            owner = importlib.import_module(module)
-        except ImportError as e:
-            raise SystemExit(f"--patch {text!r}: cannot import {module}: {e}") from e
-        *path, self.name = attribute.split(".")
-        for part in path:
-            owner = getattr(owner, part)
-        if not hasattr(owner, self.name):
-            raise SystemExit(f"--patch {text!r}: {module} has no attribute {attribute}")
-        self.owner, self.original = owner, getattr(owner, self.name)
-        self.old = eval(self.expression, vars(importlib.import_module(module)))  # noqa: S307
+        if not sep or not colon or not module or not attribute or not value.strip():
+            raise SystemExit(f"--patch {text!r}: expected MODULE:ATTRIBUTE=VALUE")
+        self.owner, self.name = _resolve(target, text)
+        self.original = getattr(self.owner, self.name)
+        if ":" not in value:
+            raise SystemExit(f"--patch {text!r}: VALUE must name an object as MODULE:NAME")
+        self.old = getattr(*_resolve(value.strip(), text))
 
     def apply(self, old):
         setattr(self.owner, self.name, self.old if old else self.original)
@@ -92,7 +110,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", default="demo_cpu", help="config name under configs/")
     parser.add_argument("--patch", action="append", required=True,
-                        metavar="MODULE:ATTRIBUTE=EXPRESSION", help="the old code path")
+                        metavar="MODULE:ATTRIBUTE=VALUE", help="the old code path")
     parser.add_argument("--precisions", nargs="+", choices=("fp32", "bf16"), default=["fp32"])
     parser.add_argument("--batch_size", type=int, default=0, help="0: the config's")
     parser.add_argument("--repeats", type=int, default=3)

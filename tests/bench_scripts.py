@@ -3,8 +3,9 @@
     module = bench_scripts.load("step_profile", monkeypatch)
 
 The scripts run as `python benchmarks/<name>.py` and import their siblings (common,
-train_throughput, peaks) by name, so benchmarks/ goes on sys.path for the test; `forget_siblings`
-drops those modules again so that no other test sees them.
+train_throughput, peaks; code_paths.py's --patch values import code_paths) by name, so
+benchmarks/ goes on sys.path for the test; `forget_siblings` drops those modules again so that
+no other test sees them.
 """
 
 import importlib.util
@@ -12,7 +13,7 @@ import os
 import sys
 
 BENCHMARKS = os.path.join(os.path.dirname(__file__), "..", "benchmarks")
-SIBLINGS = ("common", "train_throughput", "peaks")
+SIBLINGS = ("common", "train_throughput", "peaks", "code_paths")
 
 
 def load(name, monkeypatch=None):

@@ -12,7 +12,7 @@ def code_paths(monkeypatch):
     bench_scripts.forget_siblings()
 
 
-PATCH = "aster.core.bidirectional_rnn:is_plain_lstm=lambda cell: False"
+PATCH = "aster.core.bidirectional_rnn:is_plain_lstm=code_paths:never"
 
 
 def test_patch_sets_the_old_value_and_restores_the_original(code_paths):
@@ -28,21 +28,25 @@ def test_patch_sets_the_old_value_and_restores_the_original(code_paths):
 
 
 def test_patch_reaches_class_attributes(code_paths):
-    patch = code_paths.Patch("aster.core.bidirectional_rnn:BidirectionalRnn.output_size=7")
+    patch = code_paths.Patch(
+        "aster.core.bidirectional_rnn:BidirectionalRnn.output_size=code_paths:never")
     original = bidirectional_rnn.BidirectionalRnn.output_size
     patch.apply(old=True)
     try:
-        assert bidirectional_rnn.BidirectionalRnn.output_size == 7
+        assert bidirectional_rnn.BidirectionalRnn.output_size() is False  # code_paths.never
     finally:
         patch.apply(old=False)
     assert bidirectional_rnn.BidirectionalRnn.output_size is original
 
 
 @pytest.mark.parametrize("text, message", [
-    ("aster.core.bidirectional_rnn:is_plain_lstm", "expected MODULE:ATTRIBUTE=EXPRESSION"),
-    ("aster.core.bidirectional_rnn=1", "expected MODULE:ATTRIBUTE=EXPRESSION"),
+    ("aster.core.bidirectional_rnn:is_plain_lstm", "expected MODULE:ATTRIBUTE=VALUE"),
+    ("aster.core.bidirectional_rnn=1", "expected MODULE:ATTRIBUTE=VALUE"),
     ("aster.no_such_module:x=1", "cannot import aster.no_such_module"),
     ("aster.core.bidirectional_rnn:no_such_name=1", "has no attribute no_such_name"),
+    ("aster.core.bidirectional_rnn:is_plain_lstm=code_paths:nothing", "has no attribute nothing"),
+    ("aster.core.bidirectional_rnn:is_plain_lstm=False",
+     "VALUE must name an object as MODULE:NAME"),
 ])
 def test_bad_patch_names_the_flag(code_paths, text, message):
     with pytest.raises(SystemExit, match=message):
