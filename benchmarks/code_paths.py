@@ -10,11 +10,10 @@ say), so train_throughput.py's --variants cannot compare it. --patch MODULE:ATTR
 (repeatable; ATTRIBUTE may be Class.name) sets the attribute to VALUE for the "old" runs and
 restores the original for the "new" ones. VALUE names an object as MODULE:NAME, e.g.
 code_paths:never (a function returning False for any arguments) or the old function kept in a
-module of its own; nothing given on the command line is evaluated as code.
-Each run is train_throughput's
-(the real trainer on one in-memory batch, median step time after the warm-up steps); the runs
-alternate old/new per precision, --repeats times, and the script prints every run, then each
-variant's median and the new/old ratio of the medians.
+module of its own; nothing given on the command line is evaluated as code. Each run is
+train_throughput's (the real trainer on one in-memory batch, median step time after the warm-up
+steps); the runs alternate old/new per precision, --repeats times, and the script prints every
+run, then each variant's median and the new/old ratio of the medians.
 """
 
 import argparse

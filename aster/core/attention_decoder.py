@@ -19,7 +19,14 @@ Training feeds the ground truth (teacher forcing); inference decodes greedily or
 import collections
 
 from aster.core import beam_search
-from aster.core.decoder_cells import LstmWeights, call_cell, is_plain_lstm, lstm_step, softmax
+from aster.core.decoder_cells import (
+    LstmWeights,
+    build_cell,
+    call_cell,
+    is_plain_lstm,
+    lstm_step,
+    softmax,
+)
 from aster.tf_setup import tf
 
 Memory = collections.namedtuple("Memory", ["values", "keys", "lstm"])
@@ -115,12 +122,7 @@ class AttentionDecoder:
     def _lstm_weights(self, values):
         """LstmWeights of the attention cell for memory `values` (builds the cell if needed)."""
         depths = [int(v.shape[-1]) for v in values]
-        if not self._cell.built:
-            # A throwaway call (never run) creates the variables with the names a normal call
-            # gives them, so checkpoints do not depend on the path.
-            dtype = values[0].dtype
-            call_cell(self._cell, tf.zeros([1, self._num_classes + sum(depths)], dtype),
-                       self._cell.zero_state(1, dtype))
+        build_cell(self._cell, self._num_classes + sum(depths), values[0].dtype)
         kernel = tf.convert_to_tensor(self._cell._kernel)
         rows = tf.split(kernel, [self._num_classes, *depths, self._cell.output_size], axis=0)
         value_gates = tuple(tf.tensordot(v, w, axes=[[2], [0]])

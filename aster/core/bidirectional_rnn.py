@@ -6,11 +6,11 @@
 static=True unrolls over the static T with tf.nn.static_bidirectional_rnn (the original's
 default); for two plain LSTMCells the same unroll is written here with each cell's input share of
 the gates computed for all steps in one product (same variables and math; float32 training of the
-paper config ~9% faster, benchmarks/RESULTS.md). static=False uses tf.nn.bidirectional_dynamic_rnn
+paper config 5-9% faster, benchmarks/RESULTS.md). static=False uses tf.nn.bidirectional_dynamic_rnn
 (a while loop, any T).
 """
 
-from aster.core.decoder_cells import call_cell, is_plain_lstm, lstm_update
+from aster.core.decoder_cells import build_cell, is_plain_lstm, lstm_update
 from aster.tf_setup import slim, tf
 
 
@@ -158,22 +158,18 @@ def _lstm_sequence(cell, inputs, reverse):
     """The outputs [B, H] of `cell` at each step of inputs [B, T, D], in input order; the cell
     runs from the last step to the first when `reverse`."""
     depth = int(inputs.shape[-1])
-    if not cell.built:
-        # A throwaway call (never run) creates the variables with the cell's own names.
-        call_cell(cell, tf.zeros([1, depth], inputs.dtype), cell.zero_state(1, inputs.dtype))
+    build_cell(cell, depth, inputs.dtype)
     input_kernel, hidden_kernel = tf.split(tf.convert_to_tensor(cell._kernel),
                                            [depth, cell.output_size], axis=0)
     flat = tf.reshape(inputs, [-1, depth])
     input_gates = tf.nn.bias_add(tf.matmul(flat, input_kernel), tf.convert_to_tensor(cell._bias))
     input_gates = tf.reshape(input_gates, [-1, inputs.shape[1], 4 * cell.output_size])
-    order = range(int(inputs.shape[1]))
-    if reverse:
-        order = reversed(order)
     gates = tf.unstack(input_gates, axis=1)
     c = tf.zeros_like(gates[0][:, :cell.output_size])
-    outputs, h = {}, None
-    for t in order:  # the zero initial output adds nothing to the first step's gates
-        step_gates = gates[t] if h is None else gates[t] + tf.matmul(h, hidden_kernel)
+    outputs, h = [], None
+    for step_input in (reversed(gates) if reverse else gates):
+        # The zero initial output adds nothing to the first step's gates.
+        step_gates = step_input if h is None else step_input + tf.matmul(h, hidden_kernel)
         h, (c, _) = lstm_update(cell, step_gates, c)
-        outputs[t] = h
-    return [outputs[t] for t in range(len(gates))]
+        outputs.append(h)
+    return outputs[::-1] if reverse else outputs

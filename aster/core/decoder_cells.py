@@ -36,6 +36,14 @@ def call_cell(cell, inputs, state):
     return cell.call(inputs, state)
 
 
+def build_cell(cell, input_depth, dtype):
+    """Creates the variables of an unbuilt cell for inputs of `input_depth`, with the names a
+    normal call gives them: a throwaway call, never run, so code that reads the cell's weights
+    itself (a split kernel) does not change the checkpoint's names."""
+    if not cell.built:
+        call_cell(cell, tf.zeros([1, input_depth], dtype), cell.zero_state(1, dtype))
+
+
 def softmax(logits):
     """Softmax over the last axis from element-wise ops.
 
