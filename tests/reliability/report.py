@@ -43,11 +43,13 @@ def data_case():
     expected = run["expected_drops"]
     eval_ok = run["texts"] == run["expected_texts"] and sum(run["eval_drops"].values()) == expected
     train_ok = sum(run["train_drops"].values()) >= expected
-    held = len(cases) + 1 if eval_ok and train_ok and run["max_rss_mb"] < 1500 else 0
+    held = len(cases) + 1 if eval_ok and train_ok and (faults_data.extra_rss_mb(run) <
+                                                     faults_data.MAX_EXTRA_RSS_MB) else 0
     figure = (f"{len(cases)} bad records + 1 file truncated mid-record, between "
               f"{len(run['expected_texts'])} good ones: eval kept all good ones and counted "
               f"{sum(run['eval_drops'].values())}/{expected} drops {run['eval_drops']}; training "
-              f"ran {run['train_steps']} batches; peak RSS {run['max_rss_mb']:.0f} MB with a "
+              f"ran {run['train_steps']} batches; peak RSS {run['max_rss_mb']:.0f} MB, "
+              f"{faults_data.extra_rss_mb(run):+.0f} MB over the same runs without bombs, with a "
               f"0.4 MB PNG declaring 12000x12000 (432 MB) refused from its header")
     return Result("Bad records (train and eval)", len(cases) + 1, held, figure, [])
 
