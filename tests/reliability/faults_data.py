@@ -22,6 +22,8 @@ from aster.tf_setup import tf
 
 Result = collections.namedtuple("Result", "case tried held figure failures")
 
+Case = collections.namedtuple("Case", "name record kept")
+
 # A decoded 12000x12000 bomb adds 0.4 GB as uint8 and 1.7 GB as float32 to the peak that the same
 # pipelines reach without the bombs (0.6-1.1 GB, depending on the machine).
 MAX_EXTRA_RSS_MB = 250
@@ -31,7 +33,10 @@ def extra_rss_mb(run):
     """What the runs with the bombs added to the peak RSS of the runs without them (MB)."""
     return run["max_rss_mb"] - run["baseline_rss_mb"]
 
-Case = collections.namedtuple("Case", "name record kept")
+
+def bombs_refused(run):
+    """Whether the runs with the bombs stayed within MAX_EXTRA_RSS_MB of the runs without them."""
+    return extra_rss_mb(run) < MAX_EXTRA_RSS_MB
 
 
 def _encode(image, fmt, **kwargs):

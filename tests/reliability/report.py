@@ -43,8 +43,7 @@ def data_case():
     expected = run["expected_drops"]
     eval_ok = run["texts"] == run["expected_texts"] and sum(run["eval_drops"].values()) == expected
     train_ok = sum(run["train_drops"].values()) >= expected
-    held = len(cases) + 1 if eval_ok and train_ok and (faults_data.extra_rss_mb(run) <
-                                                     faults_data.MAX_EXTRA_RSS_MB) else 0
+    held = len(cases) + 1 if eval_ok and train_ok and faults_data.bombs_refused(run) else 0
     figure = (f"{len(cases)} bad records + 1 file truncated mid-record, between "
               f"{len(run['expected_texts'])} good ones: eval kept all good ones and counted "
               f"{sum(run['eval_drops'].values())}/{expected} drops {run['eval_drops']}; training "
