@@ -25,7 +25,8 @@ def test_dictionary_is_large_unique_lowercase_letters(words):
 
 
 def test_splits_are_disjoint_and_sized(vocabularies, words):
-    seen = {split: {w for _, ws in v.by_length for w in ws} for split, v in vocabularies.items()}
+    seen = {split: {w for _, ws in v.by_length for w in ws if len(w) > 1}
+            for split, v in vocabularies.items()}
     assert not seen["train"] & seen["val"] and not seen["train"] & seen["val_ood"]
     assert not seen["val"] & seen["val_ood"]
     for split in ("val", "val_ood"):
@@ -33,11 +34,25 @@ def test_splits_are_disjoint_and_sized(vocabularies, words):
     assert vocabulary.text_split("Hello") == vocabulary.text_split("HELLO")
 
 
+def test_every_split_has_every_single_letter(vocabularies):
+    # Hashed like words, val would hold only "o" and val_ood only "b" and "k": letters training
+    # never shows alone, each drawn dozens of times.
+    for v in vocabularies.values():
+        singles = dict(v.by_length)[1]
+        assert sorted(singles) == list("abcdefghijklmnopqrstuvwxyz")
+    rng = np.random.default_rng(0)
+    drawn = {vocabulary.random_string(rng, 1) for _ in range(3000)}
+    assert {"o", "6", "b", "k"} <= drawn  # a one-character string is in every split
+    assert all(vocabulary.in_split(t, s) for t in drawn for s in vocabulary.SPLITS)
+    assert sum(vocabulary.in_split("ab", s) for s in vocabulary.SPLITS) == 1
+
+
 @pytest.mark.parametrize("split", vocabulary.SPLITS)
 def test_drawn_texts_belong_to_their_split(vocabularies, split):
     rng = np.random.default_rng(0)
     texts = [vocabularies[split].draw(rng) for _ in range(2000)]
-    assert all(vocabulary.text_split(t) == split for t in texts)
+    assert all(vocabulary.in_split(t, split) for t in texts)
+    assert all(vocabulary.text_split(t) == split for t in texts if len(t) > 1)
     assert all(1 <= len(t) <= 16 for t in texts)
 
 
