@@ -18,7 +18,9 @@ Splits: a text belongs to the split given by crc32(lower-cased text) % 20 (0: va
 else train), for list words and generated strings alike, so the three splits never share a word.
 Single characters are the exception: every split has all of them (`in_split`). There are only 36,
 so hashing them gave val two ("o" and "6") and val_ood two ("b", "k") that training never showed
-alone, and 4% of val was 87 images of a lone "o" or "6" (a lone "o" is read as the digit 0).
+alone, and 4% of val was 87 images of a lone "o" or "6" (a lone "o" is read as the digit 0). A
+generated one-character string is kept with the split's share of the hash buckets (SPLIT_SHARES)
+instead, so every split keeps the same length mix.
 """
 
 import collections
@@ -31,6 +33,8 @@ import zlib
 import numpy as np
 
 SPLITS = ("train", "val", "val_ood")
+# The share of texts text_split gives each split (1, 1 and 18 of its 20 buckets).
+SPLIT_SHARES = {"val": 0.05, "val_ood": 0.05, "train": 0.9}
 # Case of a dictionary word: (lower, Capitalised, UPPER) probabilities.
 CASE_WEIGHTS = (0.5, 0.3, 0.2)
 # Kinds of generated string and their weights.
@@ -109,7 +113,7 @@ class Vocabulary:
         if rng.random() < self.random_fraction or not self.by_length:
             for _ in range(1000):
                 text = random_string(rng, self.max_length)
-                if self.shared or in_split(text, self.split):
+                if self.shared or self._keeps(text, rng):
                     return text
         words = self.by_length[weighted_index(rng, self._length_cumulative)][1]
         word = words[int(rng.integers(len(words)))]
@@ -117,6 +121,13 @@ class Vocabulary:
             return word
         case = weighted_index(rng, _CASE_CUMULATIVE)
         return (word, word.capitalize(), word.upper())[case]
+
+    def _keeps(self, text, rng):
+        """Whether a generated string is drawn in this split: by its hash, or, for a single
+        character (in every split), with the split's share, as often as a longer text."""
+        if len(text) == 1:
+            return rng.random() < SPLIT_SHARES[self.split]
+        return text_split(text) == self.split
 
     @functools.cached_property
     def _length_cumulative(self):

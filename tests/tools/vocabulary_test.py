@@ -47,6 +47,20 @@ def test_every_split_has_every_single_letter(vocabularies):
     assert sum(vocabulary.in_split("ab", s) for s in vocabulary.SPLITS) == 1
 
 
+def test_every_split_draws_the_same_length_mix(vocabularies):
+    # A one-character string is valid in every split; kept there every time, it would make a
+    # fifth of the validation texts one character long (3-4% in training).
+    shares = {}
+    for split, v in vocabularies.items():
+        rng = np.random.default_rng(3)
+        lengths = np.array([len(v.draw(rng)) for _ in range(6000)])
+        shares[split] = ((lengths == 1).mean(), (lengths <= 3).mean(), lengths.mean())
+    for split in ("val", "val_ood"):
+        assert shares[split][0] == pytest.approx(shares["train"][0], abs=0.015)
+        assert shares[split][1] == pytest.approx(shares["train"][1], abs=0.02)
+        assert shares[split][2] == pytest.approx(shares["train"][2], abs=0.3)
+
+
 @pytest.mark.parametrize("split", vocabulary.SPLITS)
 def test_drawn_texts_belong_to_their_split(vocabularies, split):
     rng = np.random.default_rng(0)
