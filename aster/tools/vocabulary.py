@@ -33,8 +33,9 @@ import zlib
 import numpy as np
 
 SPLITS = ("train", "val", "val_ood")
-# The share of texts text_split gives each split (1, 1 and 18 of its 20 buckets).
-SPLIT_SHARES = {"val": 0.05, "val_ood": 0.05, "train": 0.9}
+# text_split's hash buckets: 0 is val, 1 val_ood, the others train; the share each split gets.
+_BUCKETS = 20
+SPLIT_SHARES = {"val": 1 / _BUCKETS, "val_ood": 1 / _BUCKETS, "train": (_BUCKETS - 2) / _BUCKETS}
 # Case of a dictionary word: (lower, Capitalised, UPPER) probabilities.
 CASE_WEIGHTS = (0.5, 0.3, 0.2)
 # Kinds of generated string and their weights.
@@ -53,7 +54,7 @@ class VocabularyError(ValueError):
 
 def text_split(text):
     """The split a text belongs to: "val", "val_ood" or "train" (case-insensitive)."""
-    bucket = zlib.crc32(text.lower().encode("utf-8")) % 20
+    bucket = zlib.crc32(text.lower().encode("utf-8")) % _BUCKETS
     return "val" if bucket == 0 else "val_ood" if bucket == 1 else "train"
 
 
