@@ -58,7 +58,7 @@ def text_kind(text):
     return "letters+digits" if letters and digits else ("letters" if letters else "digits")
 
 
-def font_families(manifest_path):
+def families_by_font(manifest_path):
     """{font file stem: family} from an aster-synth-words manifest.json (all its splits)."""
     with open(manifest_path, encoding="utf-8") as f:
         manifest = json.load(f)
@@ -121,7 +121,7 @@ def main(argv=None):
     parser.add_argument("--manifest", help="aster-synth-words manifest.json (font families)")
     args = parser.parse_args(argv)
     try:
-        families = font_families(args.manifest) if args.manifest else None
+        families = families_by_font(args.manifest) if args.manifest else None
         print("\n\n".join(report(p, families) for p in args.predictions))
     except (OSError, ValueError) as e:
         print(f"prediction_breakdown: {e}", file=sys.stderr)

@@ -38,7 +38,7 @@ def test_groups_by_length_kind_and_family(predictions, tmp_path):
     manifest = tmp_path / "manifest.json"
     manifest.write_text(json.dumps({"splits": {"val": {"fonts": {
         "Sans": ["/fonts/Sans-Bold.ttf"], "Serif": ["/fonts/Serif.otf"]}}}}))
-    families = pb.font_families(str(manifest))
+    families = pb.families_by_font(str(manifest))
     by_family = {g: (n, a) for g, n, a, _ in pb.breakdown(rows, lambda r: pb.family_of(r[3],
                                                                                        families))}
     assert by_family == {"Sans": (2, 0.5), "Serif": (2, 0.5), pb.UNKNOWN: (1, 1.0)}
@@ -62,4 +62,4 @@ def test_bad_files_name_the_path(tmp_path, capsys):
     manifest = tmp_path / "manifest.json"
     manifest.write_text("{}")
     with pytest.raises(ValueError, match="manifest.json: no fonts listed"):
-        pb.font_families(str(manifest))
+        pb.families_by_font(str(manifest))
