@@ -19,6 +19,9 @@ import json
 import os
 import sys
 
+from aster.utils import cli
+
+PROG = "python -m aster.tools.prediction_breakdown"
 LENGTH_BUCKETS = ((1, 3), (4, 6), (7, 9), (10, 12), (13, 99))
 LENGTH_LABELS = ["0"] + [f"{low}-{high}" if high < 99 else f">={low}"
                          for low, high in LENGTH_BUCKETS]
@@ -114,7 +117,7 @@ def report(path, families=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m aster.tools.prediction_breakdown",
+    parser = argparse.ArgumentParser(prog=PROG,
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("predictions", nargs="+", help="predictions-<dataset>.tsv files")
@@ -124,9 +127,8 @@ def main(argv=None):
         families = families_by_font(args.manifest) if args.manifest else None
         print("\n\n".join(report(p, families) for p in args.predictions))
     except (OSError, ValueError) as e:
-        print(f"prediction_breakdown: {e}", file=sys.stderr)
-        return 2
-    return 0
+        return cli.fail(PROG, e, cli.CONFIG_ERROR_STATUS)
+    return cli.OK_STATUS
 
 
 if __name__ == "__main__":
