@@ -117,9 +117,9 @@ def prepare_config(config, batch_size=0, overrides=(), record=None, steps=10):
 
 
 def time_training(config, num_clones=1, in_memory=True, warmup=3, steps=6, record=None,
-                  train_dir=None):
+                  train_dir=None, hooks=()):
     """Runs trainer.train on `config` for warmup + steps steps (in train_dir, else a temporary
-    folder).
+    folder); `hooks`: more SessionRunHooks beside the step timer.
 
     Returns:
       dict: images_per_sec (batch / median step time), cpu_ms_per_image (median), batch_size,
@@ -140,7 +140,7 @@ def time_training(config, num_clones=1, in_memory=True, warmup=3, steps=6, recor
     deploy = model_deploy.DeploymentConfig(num_clones=num_clones, clone_on_cpu=num_clones > 1)
     with tempfile.TemporaryDirectory() as folder:
         trainer.train(config, train_dir or folder, deploy, seams=trainer.Seams(
-            build_batch_queue=build_queue, extra_hooks=[timer]))
+            build_batch_queue=build_queue, extra_hooks=[timer, *hooks]))
     return {"images_per_sec": batch_size / statistics.median(timer.wall),
             "cpu_ms_per_image": 1e3 * statistics.median(timer.cpu) / batch_size,
             "batch_size": batch_size, "step_seconds": timer.wall}

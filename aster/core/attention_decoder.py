@@ -25,13 +25,19 @@ from aster.core.decoder_cells import (
     call_cell,
     is_plain_lstm,
     lstm_step,
+    lstm_update,
     softmax,
+    split_lstm_step,
 )
 from aster.tf_setup import tf
 
-Memory = collections.namedtuple("Memory", ["values", "keys", "lstm"])
+Memory = collections.namedtuple("Memory", ["values", "keys", "lstm", "cell_rows"],
+                                defaults=(None,))
 """Encoder memory: values tuple of [N, T_i, D_i] float32; keys their projections [N, T_i, U];
-lstm: LstmWeights while decoding with a plain LSTM attention cell, else None."""
+lstm: LstmWeights while decoding with a plain LSTM attention cell, else None; cell_rows: while
+teacher forcing a plain LSTM attention cell (split_lstm_step), its kernel read once and split into
+the label rows [C, 4H] and the glimpse-and-output rows [sum D_i + H, 4H], and its bias [4H];
+else None."""
 
 DecoderState = collections.namedtuple("DecoderState", ["cell", "lm", "query"])
 """cell: the attention cell's state; lm: tuple of LM cell states; query: [N, H] previous cell
@@ -198,7 +204,10 @@ class AttentionDecoder:
         with self._var_scope():
             glimpse = (self._attend(state.query, memory, beam_width) if self._sync
                        else state.query)
-            if memory.lstm is None:
+            if memory.cell_rows is not None:
+                output, cell_state = self._split_lstm_step(prev_labels, glimpse, state.cell,
+                                                           memory.cell_rows)
+            elif memory.lstm is None:
                 one_hot = tf.one_hot(prev_labels, self._num_classes, dtype=memory.values[0].dtype)
                 output, cell_state = call_cell(self._cell, tf.concat([one_hot, glimpse], axis=1),
                                                 state.cell)
@@ -218,6 +227,29 @@ class AttentionDecoder:
                                 initializer=tf.zeros_initializer())
             logits = tf.nn.bias_add(tf.matmul(features, w), b)
         return logits, DecoderState(cell_state, tuple(lm_states), query)
+
+    def _teacher_forcing_memory(self, memory):
+        """`memory` with cell_rows for a plain LSTM attention cell (split_lstm_step), read once per
+        unroll, so that the steps share one read of the kernel and its gradient is one sum."""
+        if memory.lstm is not None or not split_lstm_step(self._cell):
+            return memory
+        depth = sum(int(v.shape[-1]) for v in memory.values)
+        with self._var_scope():
+            build_cell(self._cell, self._num_classes + depth, memory.values[0].dtype)
+            rows = tf.split(tf.convert_to_tensor(self._cell._kernel), [self._num_classes, -1],
+                            axis=0)
+            bias = tf.convert_to_tensor(self._cell._bias)
+        return memory._replace(cell_rows=(*rows, bias))
+
+    def _split_lstm_step(self, prev_labels, glimpse, state, cell_rows):
+        """LSTMCell.call on [one_hot(prev_labels), glimpse] with the kernel's rows given: the
+        one-hot product as a gather of the label rows (one_hot(y) . W = W[y]) and the bias added
+        after the glimpse-and-output product, so that this product stays a plain MatMul (see
+        split_lstm_step). Same variables and math as the cell's own call."""
+        label_rows, rest_rows, bias = cell_rows
+        gates = tf.gather(label_rows, prev_labels) + tf.matmul(
+            tf.concat([glimpse, state.h], axis=1), rest_rows)
+        return lstm_update(self._cell, tf.nn.bias_add(gates, bias), state.c)
 
     def _add_regularization(self):
         """Adds the regularizer of every cell kernel to REGULARIZATION_LOSSES, once per graph."""
@@ -247,6 +279,7 @@ class AttentionDecoder:
         num_steps = decoder_inputs.shape[1]
         if num_steps is None:
             raise ValueError("decoder_inputs needs a static number of steps")
+        memory = self._teacher_forcing_memory(memory)
         state = self.initial_state(memory)
         logits = []
         for t in range(num_steps):

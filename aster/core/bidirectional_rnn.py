@@ -161,10 +161,7 @@ def _lstm_sequence(cell, inputs, reverse):
     build_cell(cell, depth, inputs.dtype)
     input_kernel, hidden_kernel = tf.split(tf.convert_to_tensor(cell._kernel),
                                            [depth, cell.output_size], axis=0)
-    flat = tf.reshape(inputs, [-1, depth])
-    input_gates = tf.nn.bias_add(tf.matmul(flat, input_kernel), tf.convert_to_tensor(cell._bias))
-    input_gates = tf.reshape(input_gates, [-1, inputs.shape[1], 4 * cell.output_size])
-    gates = tf.unstack(input_gates, axis=1)
+    gates = tf.unstack(_input_gates(inputs, input_kernel, tf.convert_to_tensor(cell._bias)), axis=1)
     c = tf.zeros_like(gates[0][:, :cell.output_size])
     outputs, h = [], None
     for step_input in (reversed(gates) if reverse else gates):
@@ -173,3 +170,15 @@ def _lstm_sequence(cell, inputs, reverse):
         h, (c, _) = lstm_update(cell, step_gates, c)
         outputs.append(h)
     return outputs[::-1] if reverse else outputs
+
+
+def _input_gates(inputs, input_kernel, bias):
+    """inputs [B, T, D] . input_kernel [D, 4H] + bias for all steps: [B, T, 4H].
+
+    The bias is added after the reshape back to [B, T, 4H], so that Grappler does not fuse it
+    with the product: in bfloat16 oneDNN runs a fused MatMul + BiasAdd with its AVX-512 gemm
+    kernel rather than the AMX brgemm of a plain MatMul (see decoder_cells.split_lstm_step).
+    """
+    flat = tf.reshape(inputs, [-1, int(inputs.shape[-1])])
+    products = tf.reshape(tf.matmul(flat, input_kernel), [-1, inputs.shape[1], bias.shape[0]])
+    return tf.nn.bias_add(products, bias)

@@ -63,6 +63,20 @@ def is_plain_lstm(cell):
             and cell._num_proj is None and cell._cell_clip is None)
 
 
+def split_lstm_step(cell):
+    """Whether the teacher-forced decoder computes a plain LSTM attention cell's step itself
+    (AttentionDecoder._split_lstm_step) rather than through the cell's call.
+
+    The cell's call is MatMul then BiasAdd, which Grappler fuses into one _FusedMatMul; in
+    bfloat16 oneDNN runs that fused product with its AVX-512 gemm kernel (`x64:gemm:jit` in
+    ONEDNN_VERBOSE) instead of the AMX brgemm of a plain MatMul: on the paper config ~1 ms for a
+    [64, 864] x [864, 1024] product, 60 of them per training step. The split step gathers the
+    one-hot label rows, multiplies [glimpse, h] by the rest and adds the bias after the sum, so
+    nothing is fused and the product runs in the MatMul kernel.
+    """
+    return is_plain_lstm(cell)
+
+
 def lstm_step(cell, input_gates, weights, state):
     """LSTMCell.call with the input's share of the gates given (see LstmWeights).
 

@@ -196,3 +196,55 @@ def test_lstm_fast_path_keeps_the_cell_variable_names(monkeypatch):
     monkeypatch.setattr(attention_decoder, "is_plain_lstm", lambda cell: False)
     assert names() == fast
     assert "Forward/AttentionDecoder/lstm_cell/kernel" in fast
+
+
+def _ops_behind(tensor):
+    """The ops `tensor` depends on (the build-time throwaway call of a cell is not among them)."""
+    seen, stack = set(), [tensor.op]
+    while stack:
+        op = stack.pop()
+        if op not in seen:
+            seen.add(op)
+            stack.extend(t.op for t in op.inputs)
+    return seen
+
+
+@pytest.mark.parametrize("sync,peepholes,branches", [(True, False, 1), (False, True, 2)])
+def test_split_teacher_forced_step_equals_the_cell_call(monkeypatch, sync, peepholes, branches):
+    """Teacher forcing of a plain LSTM (label rows gathered, bias after the product) gives the
+    cell's own call: the same variables, logits and gradients."""
+    def run():
+        with tf.Graph().as_default():
+            tf.set_random_seed(7)
+            cell = tf.nn.rnn_cell.LSTMCell(12, use_peepholes=peepholes, forget_bias=0.5)
+            dec = attention_decoder.AttentionDecoder(cell, NUM_CLASSES, 6, sync=sync)
+            with tf.variable_scope("Decoder", initializer=tf.random_normal_initializer(0.0, 0.5)):
+                memory = _memory(dec, branches=branches)
+                forced = tf.constant(np.random.RandomState(0).randint(2, NUM_CLASSES, [4, 5]))
+                logits = dec.teacher_forced_logits(memory, forced)
+            loss = tf.reduce_sum(tf.sin(logits))
+            variables = tf.trainable_variables()
+            grads = tf.gradients(loss, list(memory.values) + variables)
+            fused = [op.name for op in _ops_behind(logits)
+                     if op.type == "BiasAdd" and op.inputs[0].op.type == "MatMul"
+                     and op.inputs[0].shape[-1] == 4 * 12]  # the gates, not the logits
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                rng = np.random.RandomState(1)  # the same values whatever the creation order
+                for v in sorted(variables, key=lambda v: v.op.name):
+                    v.load(rng.normal(0.0, 0.5, v.shape.as_list()).astype(np.float32), sess)
+                return [v.op.name for v in variables], sess.run([logits] + grads), fused
+
+    split_names, split_values, split_fusable = run()
+    monkeypatch.setattr(attention_decoder, "split_lstm_step", lambda cell: False)
+    cell_names, cell_values, cell_fusable = run()
+    assert sorted(split_names) == sorted(cell_names)
+    assert "Decoder/AttentionDecoder/lstm_cell/kernel" in split_names
+    order = np.argsort(split_names), np.argsort(cell_names)
+    split_grads = [split_values[1 + branches + i] for i in order[0]]
+    cell_grads = [cell_values[1 + branches + i] for i in order[1]]
+    for split, call in zip(split_values[:1 + branches] + split_grads,
+                           cell_values[:1 + branches] + cell_grads, strict=True):
+        np.testing.assert_allclose(split, call, rtol=1e-5, atol=1e-5)
+    # The cell's call is MatMul -> BiasAdd (fused by Grappler); the split step has no such pair.
+    assert cell_fusable and not split_fusable
