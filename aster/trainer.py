@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable, Sequence
 
 from aster.builders import input_reader_builder, optimizer_builder
+from aster.core import conv_gradients
 from aster.core.standard_fields import InputDataFields
 from aster.tf_setup import tf
 from aster.utils import (
@@ -188,8 +189,12 @@ def _build_graph(pipeline_config, train_dir, deploy_config, seams):
     with tf.device(deploy_config.variables_device()):
         global_step = tf.train.get_or_create_global_step()
     batch_queue = _batch_queue(pipeline_config, train_dir, deploy_config, seams)
-    clones = model_deploy.create_clones(deploy_config, functools.partial(
-        _clone_fn, seams.model_builder(), pipeline_config.model, batch_queue))
+    # In CPU bfloat16 the few-tap convolutions' filter gradients are matrix products (faster on
+    # AMX than oneDNN's bfloat16 filter-gradient kernel; aster.core.conv_gradients).
+    with conv_gradients.filter_gradients_as_products(
+            train_session.cpu_bfloat16(deploy_config, train_config)):
+        clones = model_deploy.create_clones(deploy_config, functools.partial(
+            _clone_fn, seams.model_builder(), pipeline_config.model, batch_queue))
     model_variables = [v for v in tf.global_variables() if v is not global_step]
     total_loss, train_op, sync_optimizer = _train_op(train_config, deploy_config, clones,
                                                      global_step)

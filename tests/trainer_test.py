@@ -12,7 +12,7 @@ import trainer_helpers as helpers
 from google.protobuf import text_format
 
 from aster import trainer
-from aster.core import session_options
+from aster.core import conv_gradients, session_options
 from aster.core.model import RecognitionModel
 from aster.tf_setup import tf
 from aster.utils import config_util, hooks, model_deploy, train_session
@@ -286,3 +286,20 @@ def test_gpu_float16_with_sync_replicas_is_refused(records, tmp_path, monkeypatc
     with pytest.raises(ValueError, match="train_config.bfloat16: GPU float16 .* sync_replicas"):
         _train(records, tmp_path, "num_steps: 3 bfloat16: true sync_replicas: true",
                deploy_config=model_deploy.DeploymentConfig())
+
+
+@pytest.mark.parametrize("cpu_bfloat16", [True, False])
+def test_cpu_bfloat16_gives_the_convolutions_the_product_filter_gradients(
+        records, tmp_path, monkeypatch, cpu_bfloat16):
+    monkeypatch.setattr(train_session, "cpu_bfloat16", lambda deploy, train: cpu_bfloat16)
+    gradient_types = []
+
+    class _Inspect(tf.train.SessionRunHook):
+        def begin(self):
+            gradient_types.extend(
+                op.node_def.attr["_gradient_op_type"].s
+                for op in tf.get_default_graph().get_operations() if op.type == "Conv2D")
+
+    _train(records, tmp_path, "num_steps: 1", extra_hooks=[_Inspect()])
+    expected = conv_gradients.GRADIENT_NAME.encode() if cpu_bfloat16 else b""
+    assert gradient_types == [expected]

@@ -19,6 +19,10 @@ None of them changes the model's math beyond rounding:
   environment variables TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_INFERLIST_REMOVE and
   ..._DENYLIST_ADD, which `configure` extends; the pass reads them whenever it rewrites a graph.
   The TPS sampling is kept out of the pass by computing it in float64 (spatial_transformer).
+  Two more pieces serve this pass, in the graph the model builds: the LSTM products are kept
+  apart from their bias add (decoder_cells.split_lstm_step: fused, oneDNN runs them on AVX-512
+  instead of AMX), and the trainer gives few-tap convolutions filter gradients computed as matrix
+  products (conv_gradients).
   Worth it only on CPUs with native bfloat16 (AVX-512 BF16 or AMX); elsewhere it is skipped with a
   warning (emulated bfloat16 is slower than float32).
   On GPU clones (gpu=True) the same option turns on Grappler's CUDA auto mixed precision pass

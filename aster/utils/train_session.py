@@ -125,6 +125,14 @@ def gpu_mixed_precision(deploy_config, train_config):
     return bool(train_config.bfloat16 and not deploy_config.clone_on_cpu and _num_gpus() > 0)
 
 
+def cpu_bfloat16(deploy_config, train_config):
+    """Whether training runs in oneDNN bfloat16 on this machine's CPU: train_config.bfloat16, not
+    on GPUs (gpu_mixed_precision), on a CPU that computes bfloat16 natively (elsewhere
+    session_options.configure warns and trains in float32)."""
+    return bool(train_config.bfloat16 and not gpu_mixed_precision(deploy_config, train_config)
+                and session_options.cpu_supports_bfloat16())
+
+
 def loss_scaled(optimizer):
     """`optimizer` with dynamic loss scaling, for float16 gradients.
 

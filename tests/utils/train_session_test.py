@@ -54,3 +54,16 @@ def test_loss_scaling_applies_true_gradients_and_skips_overflowing_steps():
                                        rtol=1e-6)
             session.run(train_op, {x: 1.0})
             np.testing.assert_allclose(session.run([weight, step]), [0.7, 2], rtol=1e-6)
+
+
+@pytest.mark.parametrize("bfloat16, num_gpus, cpu_has_it, expected", [
+    (True, 0, True, True),
+    (True, 0, False, False),    # float32 on a CPU without native bfloat16 (configure warns)
+    (True, 1, True, False),     # GPU clones on a GPU machine: the float16 path
+    (False, 0, True, False),
+])
+def test_cpu_bfloat16(monkeypatch, bfloat16, num_gpus, cpu_has_it, expected):
+    monkeypatch.setattr(train_session, "_num_gpus", lambda: num_gpus)
+    monkeypatch.setattr(session_options, "cpu_supports_bfloat16", lambda flags=None: cpu_has_it)
+    train_config = _train_config(f"bfloat16: {str(bfloat16).lower()}")
+    assert train_session.cpu_bfloat16(model_deploy.DeploymentConfig(), train_config) is expected
