@@ -22,6 +22,8 @@ import logging
 import os
 import statistics
 import sys
+import tempfile
+import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -93,6 +95,63 @@ def run(config, patches, precisions, repeats, warmup, steps, report=print):
     return rates
 
 
+def _training_session(config, patches, old):
+    """(session, train_op) of the trainer's graph for `config` on one in-memory batch, built with
+    the old code paths (old=True) or the new ones, in a graph of its own."""
+    from aster import inference, trainer
+    from aster.tf_setup import tf
+    from aster.utils import model_deploy, train_session
+
+    batch_size = sum(config.train_config.batch_size)
+    height, width = inference.model_input_size(config.model)
+    seams = trainer.Seams(build_batch_queue=lambda readers, train_config, clones:
+                          train_throughput.InMemoryBatches(batch_size, height, width))
+    deploy = model_deploy.DeploymentConfig()
+    graph = tf.Graph()
+    for patch in patches:
+        patch.apply(old=old)
+    try:
+        with graph.as_default(), tempfile.TemporaryDirectory() as train_dir:
+            built = trainer._build_graph(config, train_dir, deploy, seams)
+            init = [tf.global_variables_initializer(), tf.local_variables_initializer(),
+                    tf.tables_initializer()]
+    finally:
+        for patch in patches:
+            patch.apply(old=False)
+    session = tf.Session(graph=graph,
+                         config=train_session.session_config(deploy, config.train_config))
+    session.run(init)
+    return session, built.train_op
+
+
+def interleave(config, patches, precision, warmup, steps, report=print):
+    """The old and the new graph in two sessions of one process, their training steps alternating
+    (old first on even steps, new first on odd ones), so that a machine whose speed drifts from
+    minute to minute slows both alike. Returns (old step seconds, new step seconds)."""
+    overrides = ["train_config.bfloat16=true"] if precision == "bf16" else []
+    config = train_throughput.prepare_config(config, overrides=overrides)
+    runs = {variant: _training_session(config, patches, variant == "old")
+            for variant in ("old", "new")}
+    seconds = {"old": [], "new": []}
+    for step in range(warmup + steps):
+        for variant in (("old", "new") if step % 2 == 0 else ("new", "old")):
+            session, train_op = runs[variant]
+            start = time.perf_counter()
+            session.run(train_op)
+            if step >= warmup:
+                seconds[variant].append(time.perf_counter() - start)
+    for session, _ in runs.values():
+        session.close()
+    batch_size = sum(config.train_config.batch_size)
+    pairs = [o / n for o, n in zip(seconds["old"], seconds["new"], strict=True)]
+    report(f"{precision} interleaved, {steps} steps each: old "
+           f"{batch_size / statistics.median(seconds['old']):.1f}, new "
+           f"{batch_size / statistics.median(seconds['new']):.1f} images/s; new/old per step "
+           f"pair: median {statistics.median(pairs):.2f}x (range {min(pairs):.2f}-"
+           f"{max(pairs):.2f})")
+    return seconds["old"], seconds["new"]
+
+
 def summary(rates):
     """Lines: each precision's old and new medians (with the runs) and new/old."""
     lines = []
@@ -115,6 +174,9 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--interleave", action="store_true",
+                        help="alternate single steps of the two graphs in two sessions "
+                             "(--steps each, after --warmup) instead of whole runs")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     from aster.utils import config_util
 
@@ -125,6 +187,11 @@ def main(argv=None):
     config = config_util.load_pipeline_config(os.path.join(common.ROOT, "configs",
                                                            f"{args.config}.config"))
     config = train_throughput.prepare_config(config, args.batch_size)
+    if args.interleave:
+        for precision in args.precisions:
+            interleave(config, patches, precision, args.warmup, args.steps,
+                       report=lambda line: print(line, flush=True))
+        return
     rates = run(config, patches, args.precisions, args.repeats, args.warmup, args.steps,
                 report=lambda line: print(line, flush=True))
     print("\n".join(summary(rates)), flush=True)

@@ -1,5 +1,7 @@
 """benchmarks/code_paths.py: the old code path patched in for "old" runs, restored for the rest."""
 
+import os
+
 import bench_scripts
 import pytest
 
@@ -75,3 +77,19 @@ def test_runs_alternate_old_and_new_per_precision(code_paths, monkeypatch):
     assert bidirectional_rnn.is_plain_lstm(object()) is True  # restored after the runs
     assert code_paths.summary(rates)[0] == (
         "fp32: old 10.0 (10.0, 10.0), new 12.0 (12.0, 12.0) images/s: new/old 1.20x")
+
+
+def test_interleave_builds_the_old_graph_with_the_patch_and_alternates_steps(code_paths):
+    """Two real trainer graphs of the tiny config: the old one built with the patch (the static
+    BiLSTM's per-step products), the new one without; both train, their steps alternate."""
+    from aster.utils import config_util
+
+    config = config_util.load_pipeline_config(
+        os.path.join(os.path.dirname(__file__), "..", "configs", "tiny.config"))
+    config = code_paths.train_throughput.prepare_config(config, batch_size=4)
+    lines = []
+    old, new = code_paths.interleave(config, [code_paths.Patch(PATCH)], "fp32", warmup=1,
+                                     steps=2, report=lines.append)
+    assert len(old) == len(new) == 2 and all(s > 0 for s in old + new)
+    assert lines[0].startswith("fp32 interleaved, 2 steps each: old ")
+    assert bidirectional_rnn.is_plain_lstm(object()) is False  # the original, restored

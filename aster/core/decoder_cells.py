@@ -19,9 +19,9 @@ A step then needs no [N, C + D + H] x [C + D + H, 4H] product: the label rows ar
 glimpse rows enter as alignments x value_gates (glimpse . W = sum_t alpha_t (m_t . W)), and only
 the H hidden rows are multiplied. Same math; a decoding step no longer streams the whole kernel
 (3.5 MB in the paper config) from memory: the paper decoder's batch-1 beam search takes ~35% less
-time, greedy decoding at batch 64 ~25% (benchmarks/decoder_step.py). Teacher forcing does not use the
-value gates (their [N, T_i, 4H] gradients cost more than the product saves) but splits the kernel
-its own way (split_lstm_step)."""
+time, greedy decoding at batch 64 ~25% (benchmarks/decoder_step.py). Teacher forcing does not use
+the value gates (their [N, T_i, 4H] gradients cost more than the product saves) but splits the
+kernel its own way (split_lstm_step)."""
 
 
 def call_cell(cell, inputs, state):
