@@ -98,14 +98,11 @@ def run(config, patches, precisions, repeats, warmup, steps, report=print):
 def _training_session(config, patches, old):
     """(session, train_op) of the trainer's graph for `config` on one in-memory batch, built with
     the old code paths (old=True) or the new ones, in a graph of its own."""
-    from aster import inference, trainer
+    from aster import trainer
     from aster.tf_setup import tf
     from aster.utils import model_deploy, train_session
 
-    batch_size = sum(config.train_config.batch_size)
-    height, width = inference.model_input_size(config.model)
-    seams = trainer.Seams(build_batch_queue=lambda readers, train_config, clones:
-                          train_throughput.InMemoryBatches(batch_size, height, width))
+    seams = trainer.Seams(build_batch_queue=train_throughput.in_memory_queue(config))
     deploy = model_deploy.DeploymentConfig()
     graph = tf.Graph()
     for patch in patches:

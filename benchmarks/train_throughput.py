@@ -116,6 +116,21 @@ def prepare_config(config, batch_size=0, overrides=(), record=None, steps=10):
     return config
 
 
+def in_memory_queue(config):
+    """A trainer.Seams build_batch_queue giving InMemoryBatches of the config's batch size and
+    model input size (split across the clones)."""
+    from aster import inference
+
+    batch_size = sum(config.train_config.batch_size)
+    height, width = inference.model_input_size(config.model)
+
+    def build_queue(readers, train_config, clones):
+        del readers, train_config
+        return InMemoryBatches(batch_size // clones, height, width, num_clones=clones)
+
+    return build_queue
+
+
 def time_training(config, num_clones=1, in_memory=True, warmup=3, steps=6, record=None,
                   train_dir=None, hooks=()):
     """Runs trainer.train on `config` for warmup + steps steps (in train_dir, else a temporary
@@ -125,17 +140,12 @@ def time_training(config, num_clones=1, in_memory=True, warmup=3, steps=6, recor
       dict: images_per_sec (batch / median step time), cpu_ms_per_image (median), batch_size,
       step_seconds (all timed steps).
     """
-    from aster import inference, trainer
+    from aster import trainer
     from aster.utils import model_deploy
 
     batch_size = sum(config.train_config.batch_size)
     config = prepare_config(config, record=record, steps=warmup + steps)
-    height, width = inference.model_input_size(config.model)
-    build_queue = None
-    if in_memory:
-        def build_queue(readers, train_config, clones):
-            del readers, train_config
-            return InMemoryBatches(batch_size // clones, height, width, num_clones=clones)
+    build_queue = in_memory_queue(config) if in_memory else None
     timer = _step_timer(warmup)
     deploy = model_deploy.DeploymentConfig(num_clones=num_clones, clone_on_cpu=num_clones > 1)
     with tempfile.TemporaryDirectory() as folder:
