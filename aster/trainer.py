@@ -34,7 +34,7 @@ from aster.utils import (
 from aster.utils.summaries import add_summaries
 from aster.utils.train_session import NonFiniteLossError
 
-__all__ = ["ClusterRole", "NonFiniteLossError", "Seams", "train"]
+__all__ = ["ClusterRole", "NonFiniteLossError", "Seams", "build_graph", "train"]
 
 _LOG = logging.getLogger("aster.trainer")
 
@@ -183,9 +183,16 @@ def _scaffold(train_config, deploy_config, model_variables):
     return saver, scaffold
 
 
-def _build_graph(pipeline_config, train_dir, deploy_config, seams):
-    """Builds the training graph into the default graph, in the module docstring's order."""
+def build_graph(pipeline_config, train_dir, deploy_config, seams=None):
+    """Builds the training graph into the default graph, in the module docstring's order: what
+    train() runs, without its hooks and session (benchmarks build several in one process).
+
+    Returns:
+      an object with clones, model_variables, total_loss, train_op, sync_optimizer, saver,
+      scaffold and images_per_step.
+    """
     train_config = pipeline_config.train_config
+    seams = seams or Seams()
     with tf.device(deploy_config.variables_device()):
         global_step = tf.train.get_or_create_global_step()
     batch_queue = _batch_queue(pipeline_config, train_dir, deploy_config, seams)
@@ -312,7 +319,7 @@ def train(pipeline_config, train_dir, deploy_config=None, *, cluster=None, seams
     if cluster.is_chief:
         config_util.save_pipeline_config(pipeline_config, train_dir)
     with tf.Graph().as_default():
-        graph = _build_graph(pipeline_config, train_dir, deploy_config, seams)
+        graph = build_graph(pipeline_config, train_dir, deploy_config, seams)
         all_hooks, evaluator = _hooks(train_config, train_dir, graph, cluster, seams)
         _log_startup(deploy_config, graph)
         creator = train_session.session_creator(

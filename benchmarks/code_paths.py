@@ -22,8 +22,6 @@ import logging
 import os
 import statistics
 import sys
-import tempfile
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -95,52 +93,28 @@ def run(config, patches, precisions, repeats, warmup, steps, report=print):
     return rates
 
 
-def _training_session(config, patches, old):
-    """(session, train_op) of the trainer's graph for `config` on one in-memory batch, built with
-    the old code paths (old=True) or the new ones, in a graph of its own."""
-    from aster import trainer
-    from aster.tf_setup import tf
-    from aster.utils import model_deploy, train_session
-
-    seams = trainer.Seams(build_batch_queue=train_throughput.in_memory_queue(config))
-    deploy = model_deploy.DeploymentConfig()
-    graph = tf.Graph()
-    for patch in patches:
-        patch.apply(old=old)
-    try:
-        with graph.as_default(), tempfile.TemporaryDirectory() as train_dir:
-            built = trainer._build_graph(config, train_dir, deploy, seams)
-            init = [tf.global_variables_initializer(), tf.local_variables_initializer(),
-                    tf.tables_initializer()]
-    finally:
-        for patch in patches:
-            patch.apply(old=False)
-    session = tf.Session(graph=graph,
-                         config=train_session.session_config(deploy, config.train_config))
-    session.run(init)
-    return session, built.train_op
-
-
 def interleave(config, patches, precision, warmup, steps, report=print):
-    """The old and the new graph in two sessions of one process, their training steps alternating
-    (old first on even steps, new first on odd ones), so that a machine whose speed drifts from
-    minute to minute slows both alike. Returns (old step seconds, new step seconds)."""
+    """The old graph (built with the patches) and the new one in two sessions of one process,
+    their training steps alternating (train_throughput.interleave_steps), so that a machine whose
+    speed drifts from minute to minute slows both alike. Returns (old step seconds, new step
+    seconds)."""
     overrides = ["train_config.bfloat16=true"] if precision == "bf16" else []
     config = train_throughput.prepare_config(config, overrides=overrides)
-    runs = {variant: _training_session(config, patches, variant == "old")
-            for variant in ("old", "new")}
-    seconds = {"old": [], "new": []}
-    for step in range(warmup + steps):
-        for variant in (("old", "new") if step % 2 == 0 else ("new", "old")):
-            session, train_op = runs[variant]
-            start = time.perf_counter()
-            session.run(train_op)
-            if step >= warmup:
-                seconds[variant].append(time.perf_counter() - start)
+    runs = {}
+    for variant in ("old", "new"):
+        for patch in patches:
+            patch.apply(old=variant == "old")
+        try:
+            runs[variant] = train_throughput.training_session(config)
+        finally:
+            for patch in patches:
+                patch.apply(old=False)
+    timed = train_throughput.interleave_steps(runs, warmup, steps)
     for session, _ in runs.values():
         session.close()
+    seconds = {variant: [wall for wall, _ in timed[variant]] for variant in timed}
     batch_size = sum(config.train_config.batch_size)
-    pairs = [o / n for o, n in zip(seconds["old"], seconds["new"], strict=True)]
+    pairs = train_throughput.step_pair_ratios(timed["old"], timed["new"])
     report(f"{precision} interleaved, {steps} steps each: old "
            f"{batch_size / statistics.median(seconds['old']):.1f}, new "
            f"{batch_size / statistics.median(seconds['new']):.1f} images/s; new/old per step "

@@ -156,6 +156,52 @@ def time_training(config, num_clones=1, in_memory=True, warmup=3, steps=6, recor
             "batch_size": batch_size, "step_seconds": timer.wall}
 
 
+def training_session(config, num_clones=1):
+    """(session, train_op): the trainer's graph for `config` (trainer.build_graph, no hooks) on one
+    in-memory batch, in a graph and a session of its own (the config's session options: the
+    bfloat16 rewrite is per session), variables initialised."""
+    from aster import trainer
+    from aster.tf_setup import tf
+    from aster.utils import model_deploy, train_session
+
+    seams = trainer.Seams(build_batch_queue=in_memory_queue(config))
+    deploy = model_deploy.DeploymentConfig(num_clones=num_clones, clone_on_cpu=num_clones > 1)
+    graph = tf.Graph()
+    with graph.as_default(), tempfile.TemporaryDirectory() as train_dir:
+        built = trainer.build_graph(config, train_dir, deploy, seams)
+        init = [tf.global_variables_initializer(), tf.local_variables_initializer(),
+                tf.tables_initializer()]
+    session = tf.Session(graph=graph,
+                         config=train_session.session_config(deploy, config.train_config))
+    session.run(init)
+    return session, built.train_op
+
+
+def interleave_steps(runs, warmup, steps):
+    """Single training steps of every run in turn, the order rotating by one each step (no run
+    always goes first), so that a machine whose speed drifts from minute to minute slows all
+    alike. runs: {name: (session, train_op)}. Returns {name: [(wall s, process CPU s) per step
+    after the warm-up]}."""
+    names = list(runs)
+    seconds = {name: [] for name in names}
+    for step in range(warmup + steps):
+        shift = step % len(names)
+        for name in names[shift:] + names[:shift]:
+            session, train_op = runs[name]
+            start = (time.perf_counter(), time.process_time())
+            session.run(train_op)
+            if step >= warmup:
+                seconds[name].append((time.perf_counter() - start[0],
+                                      time.process_time() - start[1]))
+    return seconds
+
+
+def step_pair_ratios(first, other):
+    """Speed of `other` over `first` step by step (first's wall time / other's, pairs of the same
+    round of interleave_steps)."""
+    return [a[0] / b[0] for a, b in zip(first, other, strict=True)]
+
+
 def _parse_variant(text):
     name, _, assignments = text.partition(":")
     return name, [a for a in assignments.split(";") if a]
@@ -170,6 +216,9 @@ def _worker(args):
     config = prepare_config(config, args.batch_size, args.set)
     forward_flops = peaks.config_stats(config)["forward_flops"]
     variants = [_parse_variant(v) for v in args.variants] or [("", [])]
+    if args.interleave:
+        _interleaved_worker(args, config, variants, forward_flops)
+        return
     with tempfile.TemporaryDirectory() as folder:
         record = write_records(os.path.join(folder, "train.tfrecord"))
         for repeat in range(args.repeats):
@@ -187,12 +236,40 @@ def _worker(args):
                     print("RESULT " + json.dumps(result), flush=True)
 
 
+def _interleaved_worker(args, config, variants, forward_flops):
+    """--interleave: every variant's graph in a session of its own, single steps alternating
+    (interleave_steps, --repeats rounds of --steps); one RESULT line per variant, with the
+    median step-pair speed ratio against the first variant."""
+    runs, precisions = {}, {}
+    for name, overrides in variants:
+        run_config = prepare_config(config, overrides=overrides)
+        runs[name] = training_session(run_config, args.clones[0])
+        precisions[name] = peaks.precision(run_config)
+    seconds = interleave_steps(runs, args.warmup, args.steps * args.repeats)
+    batch_size = sum(config.train_config.batch_size)
+    first = variants[0][0]
+    for name, _ in variants:
+        ratios = step_pair_ratios(seconds[first], seconds[name])
+        result = {"images_per_sec": batch_size / statistics.median(s[0] for s in seconds[name]),
+                  "cpu_ms_per_image": 1e3 * statistics.median(s[1] for s in seconds[name])
+                  / batch_size, "batch_size": batch_size, "config": args.configs[0],
+                  "clones": args.clones[0], "variant": name, "input": "excluded (interleaved)",
+                  "repeat": 0, "load": os.getloadavg()[0], "forward_flops": forward_flops,
+                  "precision": precisions[name], "pair_ratio": statistics.median(ratios),
+                  "pair_range": [min(ratios), max(ratios)], "against": first}
+        print("RESULT " + json.dumps(result), flush=True)
+    for session, _ in runs.values():
+        session.close()
+
+
 def _run_workers(args, argv):
     """Runs one subprocess per (config, clones); returns the parsed results."""
     results, skipped = [], []
     passthrough = []
     for flag in ("warmup", "steps", "repeats", "batch_size", "input"):
         passthrough += [f"--{flag}", str(getattr(args, flag))]
+    if args.interleave:
+        passthrough.append("--interleave")
     for assignment in args.set:
         passthrough += ["--set", assignment]
     if args.variants:
@@ -242,6 +319,14 @@ def summarize(results, machine_peaks=None):
     return rows
 
 
+def pair_lines(results):
+    """--interleave: each variant's speed over the first one's, step pair by step pair."""
+    return [f"{r['config']} clones={r['clones']}: {r['variant']} / {r['against']} per step pair: "
+            f"median {r['pair_ratio']:.2f}x (range {r['pair_range'][0]:.2f}-"
+            f"{r['pair_range'][1]:.2f})" for r in results
+            if "pair_ratio" in r and r["variant"] != r["against"]]
+
+
 def table(rows):
     lines = ["| config | clones | variant | input | batch | images/s (median) | "
              "CPU ms/image | runs | precision | achieved GFLOP/s | of its peak |",
@@ -271,8 +356,14 @@ def main(argv=None):
                         help="config assignment for every run (config_util syntax)")
     parser.add_argument("--variants", nargs="+", default=[],
                         help="name:FIELD=VALUE;... settings compared in the same process")
+    parser.add_argument("--interleave", action="store_true",
+                        help="build every variant's graph in one process and alternate single "
+                             "steps (--steps x --repeats each, after --warmup; input excluded, "
+                             "no hooks): ratios that hold on a machine whose speed drifts")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.interleave and (len(args.variants) < 2 or args.input != "excluded"):
+        parser.error("--interleave compares --variants (two or more) with --input excluded")
     if args.worker:
         _worker(args)
         return
@@ -281,7 +372,7 @@ def main(argv=None):
     machine_peaks = peaks.measure_peaks()
     print(peaks.describe(machine_peaks), flush=True)
     results, skipped = _run_workers(args, argv)
-    lines = table(summarize(results, machine_peaks))
+    lines = table(summarize(results, machine_peaks)) + pair_lines(results)
     print("\n".join(lines))
 
 
