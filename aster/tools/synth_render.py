@@ -14,7 +14,10 @@ Pipeline for one image (optional steps drawn per image with the style's probabil
      back through the warps (PIL's MESH transform);
   4. composite a text colour of the drawn contrast, an outline colour and a drop shadow over a
      background kind;
-  5. Gaussian or motion blur, down-then-up scaling, noise, JPEG artefacts; encode as PNG.
+  5. Gaussian or motion blur, down-then-up scaling, noise, JPEG artefacts;
+  6. the legibility check (style.min_legibility): an image whose text does not stand out from
+     the background around it is drawn again (steps 1-5, the generator going on), at most
+     style.legibility_tries times, then once more in the clean style; encode as PNG.
 """
 
 import bisect
@@ -46,6 +49,7 @@ class Rendered:
     keypoints: tuple
     curve: str  # "arc", "sine" or ""
     background: str
+    redrawn: int = 0  # drafts rejected by the legibility check before this one
 
 
 _FONT_CACHE = {}
@@ -317,18 +321,29 @@ def _photometric(image, rng, style):
     return image
 
 
-def render(text, font_path, rng, style=TRAIN_STYLE):
-    """Renders `text` with the font at `font_path`.
+def legibility(image, alpha):
+    """How far the finished text stands out: |mean luminance of the ink core - mean luminance of
+    the background ring around the ink| / (standard deviation of the ring + 5), on the image as
+    encoded (after blur, noise and JPEG). alpha: the (fill, outline or None) masks at the output
+    size; an outline counts as ink. Below ~1.5 the text is mostly unreadable (benchmarks/
+    RESULTS.md, "Legibility floor"); inf when the crop leaves no ink core or no ring to compare."""
+    fill, ring = alpha
+    ink = fill if ring is None else np.maximum(fill, ring)
+    core = ink > 0.6
+    touched = Image.fromarray(((ink > 0.05) * 255).astype(np.uint8))
+    around = (synth_backgrounds.to_array(touched.filter(ImageFilter.MaxFilter(5))) > 0) & ~(
+        ink > 0.05)
+    if core.sum() < 5 or around.sum() < 5:
+        return math.inf
+    luminance = synth_backgrounds.luminance(
+        synth_backgrounds.to_array(image).astype(np.float32))
+    surround = luminance[around]
+    return abs(float(luminance[core].mean()) - float(surround.mean())) / (
+        float(surround.std()) + 5.0)
 
-    Args:
-      text: str, the word (characters the font can draw: check FontInfo.can_draw first).
-      font_path: str, a TrueType/OpenType file.
-      rng: numpy.random.Generator, the only source of randomness.
-      style: synth_style.RenderStyle.
 
-    Returns:
-      Rendered.
-    """
+def _draft(text, font_path, rng, style):
+    """Steps 1-5 of the module docstring: (image, legibility, keypoints, curve, background)."""
     if rng.random() < style.clean_prob:
         style = clean(style)
     font = _font(font_path, round(style.height * SUPERSAMPLE * _uniform(rng, style.font_scale)))
@@ -341,7 +356,31 @@ def render(text, font_path, rng, style=TRAIN_STYLE):
     pixels = np.clip(pixels, 0, 255, out=pixels).astype(np.uint8)
     image = synth_backgrounds.to_image(synth_backgrounds.interleave(pixels))
     image = _photometric(image, rng, style)
+    score = legibility(image, alpha) if style.min_legibility > 0 else math.inf
+    return image, score, _keypoints(warps, box, crop, size), curve, background
+
+
+def render(text, font_path, rng, style=TRAIN_STYLE):
+    """Renders `text` with the font at `font_path`.
+
+    Args:
+      text: str, the word (characters the font can draw: check FontInfo.can_draw first).
+      font_path: str, a TrueType/OpenType file.
+      rng: numpy.random.Generator, the only source of randomness.
+      style: synth_style.RenderStyle.
+
+    Returns:
+      Rendered.
+    """
+    redrawn = 0
+    while True:
+        last = redrawn >= style.legibility_tries
+        image, score, keypoints, curve, background = _draft(
+            text, font_path, rng, clean(style) if last else style)
+        if score >= style.min_legibility or last:
+            break
+        redrawn += 1
     buffer = io.BytesIO()
     image.save(buffer, format="PNG", compress_level=1)
-    return Rendered(buffer.getvalue(), size[1], size[0], _keypoints(warps, box, crop, size),
-                    curve, background)
+    return Rendered(buffer.getvalue(), image.size[1], image.size[0], keypoints, curve, background,
+                    redrawn)

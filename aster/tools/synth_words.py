@@ -177,7 +177,7 @@ def generate(plan, count, output_path, num_shards=1, num_workers=1):
     """Renders `count` images of a split into TFRecords; returns (paths, seconds, stats)."""
     start = time.monotonic()
     stats = {"lengths": collections.Counter(), "curves": collections.Counter(),
-             "backgrounds": collections.Counter(), "font_word_skips": 0}
+             "backgrounds": collections.Counter(), "font_word_skips": 0, "illegible_redraws": 0}
 
     def examples():
         for rendered, text, name, skips in _rendered(plan, count, num_workers):
@@ -185,6 +185,7 @@ def generate(plan, count, output_path, num_shards=1, num_workers=1):
             stats["curves"][rendered.curve or "none"] += 1
             stats["backgrounds"][rendered.background] += 1
             stats["font_word_skips"] += skips
+            stats["illegible_redraws"] += rendered.redrawn
             yield tfrecord_utils.make_example(rendered.png, text, filename=name,
                                               keypoints=rendered.keypoints,
                                               height=rendered.height, width=rendered.width)
@@ -206,6 +207,8 @@ def _manifest(plan, count, paths, seconds, stats, note, args):
         "curves": dict(sorted(stats["curves"].items())),
         "backgrounds": dict(sorted(stats["backgrounds"].items())),
         "font_word_skips": stats["font_word_skips"],
+        # Drafts drawn again by the renderer's legibility check (RenderStyle.min_legibility).
+        "illegible_redraws": stats["illegible_redraws"],
         "font_split": note,
         "num_families": len(plan.families),
         "num_fonts": sum(len(fs) for _, fs in plan.families),
@@ -317,7 +320,8 @@ def run(args):
             json.dump(manifests[name], f, indent=2)
         print(f"[synth {name}] {count} images in {seconds:.1f} s: "
               f"{count / max(seconds, 1e-9):.0f} images/s with {args.num_workers} workers, "
-              f"{stats['font_word_skips']} font/word skips "
+              f"{stats['font_word_skips']} font/word skips, {stats['illegible_redraws']} "
+              f"illegible drafts drawn again "
               f"-> {paths[0]}{' ...' if len(paths) > 1 else ''}", flush=True)
     with open(os.path.join(args.output_dir, "manifest.json"), "w") as f:
         json.dump({"fonts": note, "splits": manifests}, f, indent=2)

@@ -146,7 +146,8 @@ def test_train_style_never_draws_ood_backgrounds():
 
 @pytest.mark.parametrize("changes, message", [
     ({"blur_prob": 1.5}, "blur_prob"), ({"height": 4}, "height"),
-    ({"backgrounds": ()}, "backgrounds"),
+    ({"backgrounds": ()}, "backgrounds"), ({"min_legibility": -1.0}, "min_legibility"),
+    ({"legibility_tries": 0}, "legibility_tries"),
 ])
 def test_style_check_names_the_field(changes, message):
     with pytest.raises(ValueError, match=message):
@@ -297,3 +298,85 @@ def test_pick_and_clean_caches():
     style = synth_style.TRAIN_STYLE.replace(height=48)
     assert synth_style.clean(style) is synth_style.clean(style)
     assert synth_style.clean(style) == synth_style.clean.__wrapped__(style)
+
+
+def _block_alpha(height=32, width=100):
+    """A filled block as the ink: (fill, no outline)."""
+    fill = np.zeros((height, width), np.float32)
+    fill[10:22, 20:80] = 1.0
+    return fill, None
+
+
+@pytest.mark.parametrize("ink, expected", [(128, 0.0), (0, 128 / 5), (255, 127 / 5)])
+def test_legibility_is_the_ink_against_its_surround(ink, expected):
+    alpha = _block_alpha()
+    pixels = np.full((32, 100, 3), 128, np.uint8)
+    pixels[alpha[0] > 0] = ink
+    image = synth_backgrounds.to_image(pixels)
+    assert synth_render.legibility(image, alpha) == pytest.approx(expected, rel=1e-4)
+
+
+def test_legibility_counts_an_outline_as_ink_and_the_surround_spread():
+    fill, _ = _block_alpha()
+    ring = np.zeros_like(fill)
+    ring[9:23, 19:81] = 1.0
+    ring[fill > 0] = 0.0
+    pixels = np.full((32, 100, 3), 128, np.uint8)
+    pixels[ring > 0] = 0  # grey text drawn with a black outline: readable by the outline
+    with_outline = synth_render.legibility(synth_backgrounds.to_image(pixels), (fill, ring))
+    assert with_outline > synth_style.TRAIN_STYLE.min_legibility
+    noisy = pixels.astype(np.int16) + np.random.default_rng(0).integers(-40, 40, pixels.shape)
+    noisy = synth_backgrounds.to_image(np.clip(noisy, 0, 255).astype(np.uint8))
+    assert synth_render.legibility(noisy, (fill, ring)) < with_outline
+
+
+def test_legibility_without_ink_or_surround_is_not_judged():
+    pixels = synth_backgrounds.to_image(np.full((32, 100, 3), 128, np.uint8))
+    assert synth_render.legibility(pixels, (np.zeros((32, 100), np.float32), None)) == np.inf
+    assert synth_render.legibility(pixels, (np.ones((32, 100), np.float32), None)) == np.inf
+
+
+def test_illegible_drafts_are_drawn_again_then_clean(font_path, monkeypatch):
+    """Text the colour of its background fails every draft: the renderer tries
+    legibility_tries times, then draws the clean style once and keeps it."""
+    styles = []
+    draft = synth_render._draft
+
+    def recording_draft(text, path, rng, style):
+        styles.append(style)
+        return draft(text, path, rng, style)
+
+    monkeypatch.setattr(synth_render, "_draft", recording_draft)
+    invisible = QUIET.replace(contrast=(0.0, 0.0), legibility_tries=3)
+    out = synth_render.render("Sample", font_path, np.random.default_rng(0), invisible)
+    assert out.redrawn == 3
+    assert styles == [invisible] * 3 + [synth_style.clean(invisible)]
+
+
+def test_legible_drafts_are_kept_and_the_check_can_be_off(font_path):
+    seen = QUIET.replace(contrast=(150.0, 150.0))
+    out = synth_render.render("Sample", font_path, np.random.default_rng(0), seen)
+    assert out.redrawn == 0
+    invisible = QUIET.replace(contrast=(0.0, 0.0), min_legibility=0.0)
+    assert synth_render.render("Sample", font_path, np.random.default_rng(0),
+                               invisible).redrawn == 0
+
+
+def test_default_styles_redraw_a_few_images_and_keep_all_above_the_floor(font_path,
+                                                                         monkeypatch):
+    scores = []
+    score = synth_render.legibility
+
+    def recording(image, alpha):
+        scores.append(score(image, alpha))
+        return scores[-1]
+
+    monkeypatch.setattr(synth_render, "legibility", recording)
+    for style in (synth_style.TRAIN_STYLE, synth_style.OOD_STYLE):
+        redrawn = []
+        for seed in range(150):
+            del scores[:]
+            out = synth_render.render("Legible", font_path, np.random.default_rng(seed), style)
+            redrawn.append(out.redrawn)
+            assert scores[-1] >= style.min_legibility or out.redrawn == style.legibility_tries
+        assert 0 < np.mean(np.array(redrawn) > 0) < 0.2

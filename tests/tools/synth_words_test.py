@@ -73,6 +73,8 @@ def test_manifest_states_words_lengths_fonts_and_speed(generated):
     assert sum(manifest["word_length_histogram"].values()) == manifest["num_words"]
     assert manifest["num_fonts"] == sum(len(p) for p in manifest["fonts"].values())
     assert manifest["style"]["curve_prob"] == pytest.approx(0.35)
+    assert manifest["style"]["min_legibility"] == pytest.approx(1.5)
+    assert 0 <= manifest["illegible_redraws"] < 300
     combined = json.loads((generated / "manifest.json").read_text())
     assert set(combined["splits"]) == set(SPLIT_FILES)
 
