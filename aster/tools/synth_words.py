@@ -69,7 +69,8 @@ def make_plans(fonts, seed=0, val_disjoint="both", heldout=None, style=synth_sty
     Args:
       fonts: FontInfo list.
       heldout: optional {"val": [family, ...], "val_ood": [...]} of named held-out families.
-      style, ood_style: RenderStyle of train/val and of val_ood (sizes taken from `style`).
+      style, ood_style: RenderStyle of train/val and of val_ood (sizes and the legibility floor
+        taken from `style`).
       word_list: optional path of a word file replacing the dictionary.
 
     Raises:
@@ -87,7 +88,9 @@ def make_plans(fonts, seed=0, val_disjoint="both", heldout=None, style=synth_sty
     if val_disjoint not in ("both", "words"):
         vocabularies = {s: _merged(vocabularies, s) for s in vocabulary.SPLITS}
     ood_style = ood_style.replace(height=style.height, width=style.width,
-                                  keep_aspect=style.keep_aspect)
+                                  keep_aspect=style.keep_aspect,
+                                  min_legibility=style.min_legibility,
+                                  legibility_tries=style.legibility_tries)
     plans = {}
     for name, split_id, split, preset, curve_prob in RENDER_SPLITS:
         split_style = style if preset == "train" else ood_style
@@ -240,6 +243,11 @@ def build_parser():
                         help="output width (the maximum width with --keep_aspect)")
     parser.add_argument("--keep_aspect", action="store_true",
                         help="keep the text's aspect ratio up to --width (e.g. 64x256)")
+    parser.add_argument("--min_legibility", type=float,
+                        default=synth_style.TRAIN_STYLE.min_legibility,
+                        help="draw an image again when its text stands out from the background "
+                        "around it by less than this (synth_render.legibility); 0: never, as "
+                        "before the check existed")
     parser.add_argument("--random_fraction", type=float, default=0.3,
                         help="share of generated strings (letters, digits, dates, prices...)")
     parser.add_argument("--max_length", type=int, default=16,
@@ -263,7 +271,8 @@ def build_parser():
 
 def _style(args):
     style = synth_style.TRAIN_STYLE.replace(height=args.height, width=args.width,
-                                            keep_aspect=args.keep_aspect)
+                                            keep_aspect=args.keep_aspect,
+                                            min_legibility=args.min_legibility)
     if args.height < 8 or args.width < 8:
         raise ValueError(f"--height/--width must be >= 8, got {args.height}x{args.width}")
     synth_style.check(style)

@@ -111,6 +111,18 @@ def test_other_seed_gives_other_images(generated, tmp_path):
     assert (tmp_path / "val.tfrecord").read_bytes() != (generated / "val.tfrecord").read_bytes()
 
 
+def test_min_legibility_0_turns_the_check_off_in_every_split(generated, tmp_path):
+    """The flag reaches the OOD style too: nothing is drawn again."""
+    code = synth_words.main(["--output_dir", str(tmp_path), "--split", "val_ood",
+                             "--num_val_ood", "100", "--num_workers", "1", "--seed", "3",
+                             "--min_legibility", "0"])
+    assert code == 0
+    manifest = json.loads((tmp_path / "val_ood_curved_manifest.json").read_text())
+    assert manifest["style"]["min_legibility"] == 0 and manifest["illegible_redraws"] == 0
+    floor = json.loads((generated / "val_ood_curved_manifest.json").read_text())
+    assert floor["style"]["min_legibility"] == pytest.approx(1.5)
+
+
 def test_shared_mode_still_separates_seeds(machine_fonts):
     plans, note = synth_words.make_plans(machine_fonts, val_disjoint="none")
     assert plans["train"].vocabulary.by_length == plans["val"].vocabulary.by_length
@@ -182,6 +194,7 @@ def test_list_fonts_prints_families(machine_fonts, tmp_path, capsys):
     (["--heldout_font_families", "No Such Family"], "No Such Family"),
     (["--height", "4"], "--height/--width"),
     (["--random_fraction", "2"], "random_fraction"),
+    (["--min_legibility", "-1"], "min_legibility"),
     (["--fonts", "/nonexistent/font.ttf"], "/nonexistent/font.ttf"),
     (["--font_dirs", "/nonexistent/fonts"], "/nonexistent/fonts"),
     (["--word_list", "/nonexistent/words.txt"], "/nonexistent/words.txt"),
