@@ -196,10 +196,12 @@ def interleave_steps(runs, warmup, steps):
     return seconds
 
 
-def step_pair_ratios(first, other):
-    """Speed of `other` over `first` step by step (first's wall time / other's, pairs of the same
-    round of interleave_steps)."""
-    return [a[0] / b[0] for a, b in zip(first, other, strict=True)]
+def step_pair_ratios(first, other, first_batch=1, other_batch=1):
+    """Speed of `other` over `first` step by step, in images/s when the batches are given
+    (first's wall time / other's x other_batch / first_batch, pairs of the same round of
+    interleave_steps)."""
+    return [a[0] / b[0] * other_batch / first_batch
+            for a, b in zip(first, other, strict=True)]
 
 
 def _parse_variant(text):
@@ -240,16 +242,17 @@ def _interleaved_worker(args, config, variants, forward_flops):
     """--interleave: every variant's graph in a session of its own, single steps alternating
     (interleave_steps, --repeats rounds of --steps); one RESULT line per variant, with the
     median step-pair speed ratio against the first variant."""
-    runs, precisions = {}, {}
+    runs, precisions, batches = {}, {}, {}
     for name, overrides in variants:
         run_config = prepare_config(config, overrides=overrides)
         runs[name] = training_session(run_config, args.clones[0])
         precisions[name] = peaks.precision(run_config)
+        batches[name] = sum(run_config.train_config.batch_size)
     seconds = interleave_steps(runs, args.warmup, args.steps * args.repeats)
-    batch_size = sum(config.train_config.batch_size)
     first = variants[0][0]
     for name, _ in variants:
-        ratios = step_pair_ratios(seconds[first], seconds[name])
+        batch_size = batches[name]
+        ratios = step_pair_ratios(seconds[first], seconds[name], batches[first], batch_size)
         result = {"images_per_sec": batch_size / statistics.median(s[0] for s in seconds[name]),
                   "cpu_ms_per_image": 1e3 * statistics.median(s[1] for s in seconds[name])
                   / batch_size, "batch_size": batch_size, "config": args.configs[0],

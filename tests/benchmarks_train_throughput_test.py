@@ -37,18 +37,28 @@ def test_step_pair_ratios_are_the_first_runs_time_over_the_others(train_throughp
     assert train_throughput.step_pair_ratios(first, other) == [2.0, 1.5]
 
 
+def test_step_pair_ratios_compare_images_per_second_when_the_batches_differ(train_throughput):
+    """Twice the batch in the same step time is twice the speed; in 1.6x the time, 1.25x."""
+    first = [(1.0, 0.0), (1.0, 0.0)]
+    other = [(1.0, 0.0), (1.6, 0.0)]
+    assert train_throughput.step_pair_ratios(first, other, 32, 64) == [2.0, 1.25]
+
+
 def test_interleaved_worker_trains_every_variant_and_reports_pair_ratios(train_throughput,
                                                                          capsys):
-    """Two real trainer graphs of the tiny config (two gradient clip norms) in one process."""
+    """Two real trainer graphs of the tiny config (two gradient clip norms, two batch sizes) in
+    one process; each variant's images/s counts its own batch."""
     train_throughput.main(["--worker", "--configs", "tiny", "--clones", "1", "--input",
                            "excluded", "--batch_size", "4", "--warmup", "1", "--steps", "2",
                            "--interleave", "--variants", "a:",
-                           "b:train_config.clip_gradients_by_global_norm=1.0"])
+                           "b:train_config.clip_gradients_by_global_norm=1.0;"
+                           "train_config.batch_size=8"])
     results = [json.loads(line[len("RESULT "):]) for line in capsys.readouterr().out.splitlines()
                if line.startswith("RESULT ")]
     assert [r["variant"] for r in results] == ["a", "b"]
     assert all(r["images_per_sec"] > 0 and r["against"] == "a" for r in results)
     assert results[0]["pair_ratio"] == 1.0
+    assert [r["batch_size"] for r in results] == [4, 8]
     lines = train_throughput.pair_lines(results)
     assert len(lines) == 1 and lines[0].startswith("tiny clones=1: b / a per step pair: median ")
 
