@@ -68,7 +68,7 @@ NOT_RUN = {
     "aster-synth-words --output_dir data/synth --num_train 100000 --num_val 2000 "
     "--num_val_ood 2000 --num_shards 8": "100,000 images take minutes",
     "aster-train --pipeline_config_path configs/demo_cpu.config --train_dir runs/demo_cpu":
-        "reads make train's data/synth; 7,500 steps take ~46 minutes",
+        "reads make train's data/synth; 5,000 steps take ~35 minutes",
     "aster-eval --pipeline_config_path configs/demo_cpu.config --checkpoint_dir runs/demo_cpu "
     "--eval_dir runs/demo_cpu/eval --run_once": "needs the checkpoints of make train",
 }

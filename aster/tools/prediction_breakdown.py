@@ -1,7 +1,7 @@
 """Word accuracy of an evaluation's predictions broken down by transcript length, text kind and
 (for aster-synth-words images) font family.
 
-    python -m aster.tools.prediction_breakdown runs/demo_cpu/eval/step-7500/predictions-val.tsv \
+    python -m aster.tools.prediction_breakdown runs/demo_cpu/eval/step-5000/predictions-val.tsv \
         --manifest data/synth/manifest.json
 
 reads the predictions TSV that aster-eval writes per dataset (eval_reports.write_predictions:
