@@ -321,6 +321,20 @@ def _photometric(image, rng, style):
     return image
 
 
+def dilate(mask, radius):
+    """A boolean mask grown by `radius` pixels in every direction (a square window: the same as
+    Pillow's MaxFilter(2 radius + 1) on it, in two passes of shifted ORs, ~10x faster)."""
+    wide = mask.copy()
+    for shift in range(1, radius + 1):
+        wide[:, shift:] |= mask[:, :-shift]
+        wide[:, :-shift] |= mask[:, shift:]
+    grown = wide.copy()
+    for shift in range(1, radius + 1):
+        grown[shift:] |= wide[:-shift]
+        grown[:-shift] |= wide[shift:]
+    return grown
+
+
 def legibility(image, alpha):
     """How far the finished text stands out: |mean luminance of the ink core - mean luminance of
     the background ring around the ink| / (standard deviation of the ring + 5), on the image as
@@ -330,9 +344,8 @@ def legibility(image, alpha):
     fill, ring = alpha
     ink = fill if ring is None else np.maximum(fill, ring)
     core = ink > 0.6
-    touched = Image.fromarray(((ink > 0.05) * 255).astype(np.uint8))
-    around = (synth_backgrounds.to_array(touched.filter(ImageFilter.MaxFilter(5))) > 0) & ~(
-        ink > 0.05)
+    touched = ink > 0.05
+    around = dilate(touched, 2) & ~touched
     if core.sum() < 5 or around.sum() < 5:
         return math.inf
     luminance = synth_backgrounds.luminance(

@@ -5,7 +5,7 @@ import io
 
 import numpy as np
 import pytest
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFilter
 
 from aster.tools import fonts, synth_backgrounds, synth_geometry, synth_render, synth_style
 
@@ -328,6 +328,16 @@ def test_legibility_counts_an_outline_as_ink_and_the_surround_spread():
     noisy = pixels.astype(np.int16) + np.random.default_rng(0).integers(-40, 40, pixels.shape)
     noisy = synth_backgrounds.to_image(np.clip(noisy, 0, 255).astype(np.uint8))
     assert synth_render.legibility(noisy, (fill, ring)) < with_outline
+
+
+@pytest.mark.parametrize("shape, radius", [((32, 100), 2), ((7, 3), 2), ((1, 40), 1), ((20, 20), 3)])
+def test_dilate_is_pillows_max_filter(shape, radius):
+    """The legibility ring's dilation: the same masks as Pillow's MaxFilter, edges included."""
+    mask = np.random.default_rng(radius).random(shape) < 0.1
+    mask[0, 0] = mask[-1, -1] = True
+    expected = np.asarray(Image.fromarray((mask * 255).astype(np.uint8)).filter(
+        ImageFilter.MaxFilter(2 * radius + 1))) > 0
+    np.testing.assert_array_equal(synth_render.dilate(mask, radius), expected)
 
 
 def test_legibility_without_ink_or_surround_is_not_judged():
