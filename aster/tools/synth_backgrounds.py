@@ -89,9 +89,11 @@ def _pixel_grid(height, width):
 
 
 def smooth_noise(rng, height, width, cell, channels=1):
-    """Value noise: random values on a grid of `cell` pixels, bilinearly upsampled, in [-1, 1]:
-    float32 [channels, height, width]."""
-    gh, gw = max(2, int(np.ceil(height / cell)) + 1), max(2, int(np.ceil(width / cell)) + 1)
+    """Value noise: random values on a grid of `cell` pixels (a number, or (rows, columns) for
+    noise stretched along one axis), bilinearly upsampled, in [-1, 1]: float32 [channels,
+    height, width]."""
+    cell_y, cell_x = (cell, cell) if np.isscalar(cell) else cell
+    gh, gw = max(2, int(np.ceil(height / cell_y)) + 1), max(2, int(np.ceil(width / cell_x)) + 1)
     grid = rng.uniform(0, 255, (gh, gw, channels)).astype(np.uint8)
     image = to_image(grid[..., 0] if channels == 1 else grid)
     big = to_array(image.resize((width, height), Image.BILINEAR)).astype(np.float32)
@@ -153,6 +155,74 @@ def photo(rng, height, width):
     return np.clip(channels + grain, 0, 255)
 
 
+def stripes(rng, height, width):
+    """Parallel bands at any angle (ruled paper, fabric, hatching), one set or two crossing:
+    sine or hard-edged, 3-18 px apart, in a second colour over a plain base."""
+    base = _tinted(rng, 30, 240, 50)
+    ys, xs = _pixel_grid(height, width)
+    image = _fill(base, height, width)
+    for _ in range(1 if rng.random() < 0.7 else 2):
+        angle, period = rng.uniform(0, np.pi), rng.uniform(3, 18)
+        phase = (np.cos(angle) * xs + np.sin(angle) * ys) / period + rng.uniform(0, 1)
+        if rng.random() < 0.5:
+            band = 0.5 + 0.5 * np.sin(2 * np.pi * phase)
+        else:
+            band = (phase - np.floor(phase) < rng.uniform(0.15, 0.5)).astype(np.float32)
+        other = _tinted(rng, 0, 255, 60)
+        image += (_channels(other) - _channels(base)) * (band * rng.uniform(0.1, 0.35))
+    return np.clip(image, 0, 255).astype(np.float32)
+
+
+def clutter(rng, height, width):
+    """Marks around the text: scribbles, arcs, dots and box outlines in shades of a paper or
+    plain base (stains, doodles and printing on a surface)."""
+    base = paper(rng, height, width) if rng.random() < 0.5 else _fill(
+        _tinted(rng, 20, 245, 50), height, width)
+    image = _image(base)
+    draw = ImageDraw.Draw(image)
+    mean = base.reshape(3, -1).mean(axis=1)
+    for _ in range(int(rng.integers(4, 20))):
+        shade = rng.uniform(-90, 70)
+        color = tuple(int(min(max(c + shade, 0), 255)) for c in mean)
+        line_width = 1 if rng.random() < 0.7 else 2
+        x0, y0 = rng.uniform(-0.1, 1.0) * width, rng.uniform(-0.2, 1.0) * height
+        size = rng.uniform(2, 0.8 * height)
+        mark = rng.random()
+        if mark < 0.35:  # a scribble: a polyline of 3-5 points
+            points = [(x0, y0)]
+            for _ in range(int(rng.integers(2, 5))):
+                points.append((points[-1][0] + rng.uniform(-1, 1) * size,
+                               points[-1][1] + rng.uniform(-1, 1) * size))
+            draw.line(points, fill=color, width=line_width, joint="curve")
+        elif mark < 0.65:
+            start = rng.uniform(0, 360)
+            draw.arc([x0, y0, x0 + size, y0 + size * rng.uniform(0.4, 1.5)], start,
+                     start + rng.uniform(40, 300), fill=color, width=line_width)
+        elif mark < 0.85:
+            radius = rng.uniform(0.5, 2.0)
+            draw.ellipse([x0 - radius, y0 - radius, x0 + radius, y0 + radius], fill=color)
+        else:
+            draw.rectangle([x0, y0, x0 + size * rng.uniform(0.5, 3), y0 + size],
+                           outline=color, width=line_width)
+    return planar(to_array(image).astype(np.float32))
+
+
+def fractal(rng, height, width):
+    """Three octaves of value noise, stretched along a random axis (stone, concrete, fabric),
+    blending two colours."""
+    stretch = rng.uniform(1, 4)
+    along_x = rng.random() < 0.5
+    total, weight = np.zeros((1, height, width), np.float32), 1.0
+    for octave in range(3):
+        cell = rng.uniform(6, 16) / 2 ** octave
+        cells = (cell, cell * stretch) if along_x else (cell * stretch, cell)
+        total += weight * smooth_noise(rng, height, width, cells)
+        weight *= 0.5
+    t = np.clip(0.5 + total * rng.uniform(0.4, 0.9), 0, 1)
+    a, b = _tinted(rng, 30, 240, 50), _tinted(rng, 30, 240, 50)
+    return (_channels(a) + t * (_channels(b) - _channels(a))).astype(np.float32)
+
+
 def fibres(rng, height, width):
     """OOD only: light paper with thin dark and light fibres."""
     image = _image(paper(rng, height, width))
@@ -179,5 +249,6 @@ def wood(rng, height, width):
 
 KINDS = {"plain_light": plain_light, "plain_dark": plain_dark, "solid": solid,
          "gradient": gradient, "noise": noise, "paper": paper, "photo": photo,
+         "stripes": stripes, "clutter": clutter, "fractal": fractal,
          "fibres": fibres, "wood": wood}
 OOD_ONLY = ("fibres", "wood")

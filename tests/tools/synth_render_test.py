@@ -137,6 +137,26 @@ def test_bold_and_thin_change_the_ink_area(font_path):
     assert area["bold"] > plain
 
 
+def test_train_style_draws_every_kind_but_the_ood_ones():
+    kinds = {name for name, weight in synth_style.TRAIN_STYLE.backgrounds if weight > 0}
+    assert kinds == set(synth_backgrounds.KINDS) - set(synth_backgrounds.OOD_ONLY)
+
+
+@pytest.mark.parametrize("kind", ["stripes", "clutter", "fractal"])
+def test_patterned_backgrounds_are_not_flat(kind):
+    for seed in range(5):
+        pixels = synth_backgrounds.KINDS[kind](np.random.default_rng(seed), 32, 100)
+        luminance = synth_backgrounds.luminance(pixels.transpose(1, 2, 0))
+        assert luminance.std() > 1.0, (kind, seed)
+
+
+def test_stretched_noise_varies_less_along_its_long_axis():
+    wide = synth_backgrounds.smooth_noise(np.random.default_rng(0), 64, 64, (4, 32))[0]
+    along_rows = np.abs(np.diff(wide, axis=1)).mean()
+    across_rows = np.abs(np.diff(wide, axis=0)).mean()
+    assert along_rows < across_rows / 3
+
+
 def test_train_style_never_draws_ood_backgrounds():
     kinds = {name for name, _ in synth_style.TRAIN_STYLE.backgrounds}
     assert not kinds & set(synth_backgrounds.OOD_ONLY)
