@@ -139,8 +139,13 @@ class ProgressLoggerHook(tf.train.SessionRunHook):
         return tf.train.SessionRunArgs([self._global_step, self._loss])
 
     def after_run(self, run_context, run_values):
-        step, loss = run_values.results
-        step += 1  # the step this run completed
+        # The fetched step is read either before or after the train op's increment (the read and
+        # the increment are not ordered), so it is one short at most; when a line may be due the
+        # completed step is read again after the run, as CheckpointHook does.
+        stale_step, loss = run_values.results
+        if self._last is not None and stale_step + 1 - self._last[0] < self._every:
+            return
+        step = int(run_context.session.run(self._global_step))
         now = time.time()
         if self._last is None:
             self._last = (step, now)

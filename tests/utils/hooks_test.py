@@ -68,6 +68,33 @@ def test_progress_logger_reports_step_loss_rate_and_eta(caplog):
     assert "images/s" in lines[0] and "ETA" in lines[0]
 
 
+class _FakeRun:
+    """run_context and run_values of one step for calling a hook's after_run directly."""
+
+    def __init__(self, fetched, step):
+        self.results = fetched
+        self.session = self
+        self._step = step
+
+    def run(self, tensor):
+        del tensor
+        return self._step
+
+
+@pytest.mark.parametrize("read_after_increment", [False, True])
+def test_progress_logger_lines_do_not_depend_on_when_the_step_was_read(caplog,
+                                                                      read_after_increment):
+    # The step fetched with the train op may be read before or after its increment.
+    hook = hooks.ProgressLoggerHook(loss=None, images_per_step=8, num_steps=10, every_n_steps=2)
+    with caplog.at_level(logging.INFO, logger="aster.trainer"):
+        for step in range(1, 6):
+            fetched = step if read_after_increment else step - 1
+            run = _FakeRun([fetched, 2.5], step)
+            hook.after_run(run, run)
+    lines = [r.getMessage() for r in caplog.records if r.name == "aster.trainer"]
+    assert [line.split(",")[0] for line in lines] == ["step 3/10", "step 5/10"]
+
+
 def test_checkpoint_hook_saves_at_each_multiple_whatever_the_intervals(tmp_path):
     _run_steps(_checkpoint_hook(tmp_path, save_secs=3600, step_multiple=2), 5)
     assert _saved_steps(tmp_path) == [0, 2, 4, 5]
