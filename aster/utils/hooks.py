@@ -200,7 +200,12 @@ class ProfileAtStepHook(tf.train.SessionRunHook):
             self._inner.after_run(run_context, run_values)
             self._done = self._armed_runs >= 2
             return
-        self._next_step = int(run_values.results) + 1
+        # The fetched step may be read before or after this run's increment (see
+        # ProgressLoggerHook): near at_step the step is read again after the run.
+        stale_step = int(run_values.results)
+        if stale_step + 3 >= self._at_step:
+            stale_step = int(run_context.session.run(self._global_step))
+        self._next_step = stale_step + 1
 
 
 class BackgroundEvaluator(tf.train.SessionRunHook):

@@ -95,6 +95,33 @@ def test_progress_logger_lines_do_not_depend_on_when_the_step_was_read(caplog,
     assert [line.split(",")[0] for line in lines] == ["step 3/10", "step 5/10"]
 
 
+class _FakeProfiler:
+    """Stands in for tf.train.ProfilerHook: records the steps of the runs it saw."""
+
+    def __init__(self):
+        self.runs = []
+
+    def before_run(self, run_context):
+        self.runs.append(run_context.step_to_complete)
+
+    def after_run(self, run_context, run_values):
+        pass
+
+
+@pytest.mark.parametrize("read_after_increment", [False, True])
+def test_profile_hook_traces_the_run_that_completes_at_step(read_after_increment):
+    hook = hooks.ProfileAtStepHook(at_step=6, output_dir="/unused")
+    hook._inner = _FakeProfiler()
+    hook.after_create_session(_FakeRun(None, 0), None)
+    for step in range(1, 9):
+        run = _FakeRun(None, step)
+        run.step_to_complete = step
+        hook.before_run(run)
+        run.results = step if read_after_increment else step - 1
+        hook.after_run(run, run)
+    assert hook._inner.runs == [5, 6]  # armed by step 5's run, step 6's run traced
+
+
 def test_checkpoint_hook_saves_at_each_multiple_whatever_the_intervals(tmp_path):
     _run_steps(_checkpoint_hook(tmp_path, save_secs=3600, step_multiple=2), 5)
     assert _saved_steps(tmp_path) == [0, 2, 4, 5]
