@@ -100,3 +100,4 @@ def test_in_training_eval_reports_every_n_steps_end_to_end(tmp_path):
     for step in (2, 3):
         report = json.loads((train_dir / "eval" / f"step-{step}" / "results.json").read_text())
         assert f"model.ckpt-{step}" in json.dumps(report)
+        assert (train_dir / "eval" / f"eval-{step}.log").exists()

@@ -256,21 +256,3 @@ def test_aster_train_on_tiny_config_writes_everything(tmp_path):
             "images/rectified"} <= tags
     assert "trainable parameters" in result.stderr and "images/s" in result.stderr
 
-
-@pytest.mark.slow
-def test_in_training_eval_writes_the_aster_eval_reports(tmp_path):
-    train_records = helpers.write_records(tmp_path / "train.tfrecord", count=16)
-    val_records = helpers.write_records(tmp_path / "val.tfrecord", count=8, seed=1)
-    train_dir = tmp_path / "train"
-    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    result = subprocess.run(
-        [sys.executable, "-m", "aster.train", "--pipeline_config_path", helpers.TINY_CONFIG,
-         "--train_dir", str(train_dir),
-         "--set", f"train_input_reader[0].tf_record_input_reader.input_path={train_records}",
-         "--set", f"eval_input_reader[0].tf_record_input_reader.input_path={val_records}",
-         "--set", "train_config.num_steps=2", "--set", "train_config.eval_every_n_steps=2"],
-        env=environment, capture_output=True, text=True, timeout=240, check=False)
-    assert result.returncode == 0, result.stderr[-3000:]
-    report = json.loads((train_dir / "eval" / "step-2" / "results.json").read_text())
-    assert "model.ckpt-2" in json.dumps(report)
-    assert (train_dir / "eval" / "eval-2.log").exists()

@@ -1,11 +1,12 @@
-"""Fixtures shared by the tools tests: tiny images on disk and reading TFRecords back."""
+"""Fixtures shared by the tools tests: tiny images on disk, reading TFRecords back, the machine's
+fonts."""
 
 import io
 
 import pytest
 from PIL import Image
 
-from aster.tools import tfrecord_utils
+from aster.tools import fonts, tfrecord_utils
 
 
 def encode_image(size=(12, 8), color=(200, 30, 40), image_format="PNG"):
@@ -35,3 +36,12 @@ def read_records():
         return [tfrecord_utils.example_to_dict(e) for e in tfrecord_utils.read_examples(pattern)]
 
     return read
+
+
+@pytest.fixture(scope="session")
+def machine_fonts():
+    """The usable fonts aster-synth-words finds on this machine; skips the test where none."""
+    try:
+        return fonts.find_fonts()
+    except fonts.NoFontsError:
+        pytest.skip("no usable fonts on this machine")

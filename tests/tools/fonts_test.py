@@ -9,14 +9,6 @@ from aster.tools import font_checks, font_families, fonts
 from aster.tools.font_checks import FontInfo
 
 
-@pytest.fixture(scope="module")
-def machine_fonts():
-    try:
-        return fonts.find_fonts()
-    except fonts.NoFontsError:
-        pytest.skip("no usable fonts on this machine")
-
-
 def _fake(family, count):
     return [FontInfo(f"/f/{family}{i}.ttf", family, str(i)) for i in range(count)]
 

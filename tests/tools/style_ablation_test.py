@@ -7,20 +7,16 @@ import subprocess
 
 import pytest
 
-from aster.tools import fonts, synth_style, synth_words
 from aster.tools import style_ablation as sa
+from aster.tools import synth_style, synth_words
 from aster.utils import config_util
 
 DEMO = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "demo_cpu.config")
 
 
 @pytest.fixture(scope="module")
-def plans():
-    try:
-        found = fonts.find_fonts()
-    except fonts.NoFontsError:
-        pytest.skip("no usable fonts on this machine")
-    return synth_words.make_plans(found, 0)[0]
+def plans(machine_fonts):
+    return synth_words.make_plans(machine_fonts, 0)[0]
 
 
 def test_each_variant_changes_only_its_factor(plans):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFilter
 
-from aster.tools import fonts, synth_backgrounds, synth_geometry, synth_render, synth_style
+from aster.tools import synth_backgrounds, synth_geometry, synth_render, synth_style
 
 # Every probability off: the knobs below are switched on one at a time.
 QUIET = synth_style.RenderStyle(**{
@@ -16,11 +16,8 @@ QUIET = synth_style.RenderStyle(**{
 
 
 @pytest.fixture(scope="module")
-def font_path():
-    try:
-        found = fonts.find_fonts()
-    except fonts.NoFontsError:
-        pytest.skip("no usable fonts on this machine")
+def font_path(machine_fonts):
+    found = machine_fonts
     sans = [f for f in found if "DejaVuSans.ttf" in f.path or "LiberationSans-Regular" in f.path]
     return (sans or found)[0].path
 

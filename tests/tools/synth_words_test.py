@@ -17,14 +17,6 @@ SPLIT_FILES = {"train": "train-*-of-00002.tfrecord", "val": "val.tfrecord",
 
 
 @pytest.fixture(scope="module")
-def machine_fonts():
-    try:
-        return fonts.find_fonts()
-    except fonts.NoFontsError:
-        pytest.skip("no usable fonts on this machine")
-
-
-@pytest.fixture(scope="module")
 def generated(tmp_path_factory, machine_fonts):
     """Every split rendered once with 2 workers (shared by the tests below)."""
     out = tmp_path_factory.mktemp("synth")
