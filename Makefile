@@ -4,6 +4,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
+# Test processes (pytest-xdist; whole files per process, so a file's tests keep their order and
+# its module fixtures are built once). 2 on the two-core CI machine: the suite in ~17 instead of
+# ~28 minutes. TEST_WORKERS=0 runs it in this process.
+TEST_WORKERS ?= 2
 
 .PHONY: install protos test lint clean
 
@@ -22,7 +26,7 @@ protos: $(STAMP)
 	$(PY) setup.py -q build_protos
 
 test: install protos
-	$(PY) -m pytest -q -ra
+	$(PY) -m pytest -q -ra -n $(TEST_WORKERS) --dist loadfile
 
 lint: install
 	$(VENV)/bin/ruff check aster tests benchmarks setup.py
