@@ -279,6 +279,19 @@ def _log_startup(deploy_config, graph):
               model_stats.parameter_count([v for v in graph.model_variables if v in trainable]))
 
 
+def _warn_schedule_end(train_config):
+    """Warns when training runs past the end of its decaying learning rate: the usual slip when
+    num_steps alone is raised to train longer."""
+    end = optimizer_builder.decay_end_step(train_config.optimizer)
+    if end is not None and train_config.num_steps > end:
+        _LOG.warning(
+            "train_config.num_steps (%d) is past the cosine schedule's total_steps (%d): the "
+            "last %d steps run at min_learning_rate; to train longer, set "
+            "train_config.optimizer.<optimizer>.learning_rate.cosine_decay_learning_rate."
+            "total_steps to num_steps too", train_config.num_steps, end,
+            train_config.num_steps - end)
+
+
 def _run(creator, all_hooks, evaluator, graph, train_dir):
     """The session loop; the in-training evaluator finishes (or, on an error, its running
     evaluation does and a waiting one is dropped)."""
@@ -312,6 +325,7 @@ def train(pipeline_config, train_dir, deploy_config=None, *, cluster=None, seams
     train_config = pipeline_config.train_config
     # The run-time fields (intervals, hooks, sync replicas); the builders check their own parts.
     config_checks.check(train_config, "train_config")
+    _warn_schedule_end(train_config)
     deploy_config = deploy_config or model_deploy.DeploymentConfig()
     cluster = cluster or ClusterRole()
     seams = seams or Seams()

@@ -50,6 +50,13 @@ NOT_RUN = {
     "aster-eval --pipeline_config_path configs/demo_cpu.config --checkpoint_dir runs/demo_cpu "
     "--eval_dir runs/demo_cpu/eval_mine --run_once --labels_file my_crops/labels.txt":
         "needs the checkpoints of make train and crops of your own",
+    "aster-train --pipeline_config_path configs/demo_cpu.config --train_dir runs/demo_cpu_10k "
+    "--set train_config.num_steps=10000 --set train_config.optimizer.adam_optimizer."
+    "learning_rate.cosine_decay_learning_rate.total_steps=10000":
+        "10,000 steps on the data of make train take ~40 minutes or more",
+    "aster-eval --pipeline_config_path configs/demo_cpu.config --checkpoint_dir "
+    "runs/demo_cpu_10k --eval_dir runs/demo_cpu_10k/eval --run_once":
+        "needs the checkpoints of the 10,000-step run above",
     # configs/aster_paper.config
     "aster-train --pipeline_config_path configs/aster_paper.config --train_dir runs/aster_paper":
         "needs MJSynth and SynthText converted to TFRecords; 1.2M steps take days",

@@ -137,6 +137,18 @@ def test_fine_tune_loads_shared_variables_and_skips_new_head(records, tmp_path, 
     assert tuned["global_step"] == 0
 
 
+def test_training_past_the_cosine_schedule_warns(records, tmp_path, caplog):
+    cosine = ("adam_optimizer { learning_rate { cosine_decay_learning_rate { "
+              "learning_rate_base: 0.01 total_steps: 2 } } } use_moving_average: false")
+    with caplog.at_level(logging.WARNING, logger="aster.trainer"):
+        _train(records, tmp_path / "past", "num_steps: 3", optimizer=cosine)
+    assert "num_steps (3) is past the cosine schedule's total_steps (2)" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="aster.trainer"):
+        _train(records, tmp_path / "within", "num_steps: 2", optimizer=cosine)
+    assert "past the cosine schedule" not in caplog.text
+
+
 def test_fine_tune_checkpoint_without_model_variables_raises(records, tmp_path):
     other = tmp_path / "other"
     with tf.Graph().as_default():

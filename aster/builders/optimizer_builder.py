@@ -80,6 +80,19 @@ def build(optimizer_config, global_step=None, field_path="train_config.optimizer
     return optimizer
 
 
+def decay_end_step(optimizer_config):
+    """The step at which the learning-rate schedule reaches its final value and stays there: the
+    cosine schedule's total_steps; None for a schedule with no such end (constant, exponential,
+    manual steps) or a config without an optimizer."""
+    name = optimizer_config.WhichOneof("optimizer")
+    if name is None:
+        return None
+    learning_rate = getattr(optimizer_config, name).learning_rate
+    if learning_rate.WhichOneof("learning_rate") != "cosine_decay_learning_rate":
+        return None
+    return learning_rate.cosine_decay_learning_rate.total_steps
+
+
 def _constant(config, global_step):
     del global_step
     return tf.constant(config.learning_rate, tf.float32, name="learning_rate")

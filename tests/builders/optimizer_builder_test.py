@@ -172,3 +172,14 @@ def test_moving_average_is_saved_and_restorable_for_eval(tmp_path):
         with tf.Session() as sess:
             tf.train.Saver(restore_map).restore(sess, path)
             np.testing.assert_allclose(sess.run(var), shadow)
+
+
+@pytest.mark.parametrize("text, end", [
+    ("adam_optimizer { learning_rate { cosine_decay_learning_rate { total_steps: 700 } } }", 700),
+    ("adam_optimizer { learning_rate { constant_learning_rate { learning_rate: 0.1 } } }", None),
+    ("momentum_optimizer { learning_rate { exponential_decay_learning_rate { } } }", None),
+    ("", None),
+])
+def test_decay_end_step_is_the_cosine_total_steps_only(text, end):
+    config = text_format.Parse(text, optimizer_pb2.Optimizer())
+    assert optimizer_builder.decay_end_step(config) == end
