@@ -284,12 +284,12 @@ def _warn_schedule_end(train_config):
     num_steps alone is raised to train longer."""
     end = optimizer_builder.decay_end_step(train_config.optimizer)
     if end is not None and train_config.num_steps > end:
+        field = (f"train_config.optimizer.{train_config.optimizer.WhichOneof('optimizer')}"
+                 ".learning_rate.cosine_decay_learning_rate.total_steps")
         _LOG.warning(
             "train_config.num_steps (%d) is past the cosine schedule's total_steps (%d): the "
-            "last %d steps run at min_learning_rate; to train longer, set "
-            "train_config.optimizer.<optimizer>.learning_rate.cosine_decay_learning_rate."
-            "total_steps to num_steps too", train_config.num_steps, end,
-            train_config.num_steps - end)
+            "last %d steps run at min_learning_rate; to train longer, set %s to num_steps too",
+            train_config.num_steps, end, train_config.num_steps - end, field)
 
 
 def _run(creator, all_hooks, evaluator, graph, train_dir):

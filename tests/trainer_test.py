@@ -143,6 +143,7 @@ def test_training_past_the_cosine_schedule_warns(records, tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="aster.trainer"):
         _train(records, tmp_path / "past", "num_steps: 3", optimizer=cosine)
     assert "num_steps (3) is past the cosine schedule's total_steps (2)" in caplog.text
+    assert "set train_config.optimizer.adam_optimizer.learning_rate." in caplog.text
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="aster.trainer"):
         _train(records, tmp_path / "within", "num_steps: 2", optimizer=cosine)
