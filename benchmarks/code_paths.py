@@ -13,7 +13,9 @@ code_paths:never (a function returning False for any arguments) or the old funct
 module of its own; nothing given on the command line is evaluated as code. Each run is
 train_throughput's (the real trainer on one in-memory batch, median step time after the warm-up
 steps); the runs alternate old/new per precision, --repeats times, and the script prints every
-run, then each variant's median and the new/old ratio of the medians.
+run, then each variant's median and the new/old ratio of the medians. The in-memory batch's
+words have at most 9 letters; --longest_word N adds one of N letters, so that the decoders run
+as many steps as on a real batch (a change whose cost depends on the word lengths needs both).
 """
 
 import argparse
@@ -70,8 +72,19 @@ class Patch:
         setattr(self.owner, self.name, self.old if old else self.original)
 
 
-def run(config, patches, precisions, repeats, warmup, steps, report=print):
+def batch_words(longest_word=0):
+    """The in-memory batch's labels: train_throughput.WORDS (at most 9 letters), and with
+    longest_word > 0 one word of that many letters more, so that a decoder runs that many steps
+    (a real batch of 64 words from the demo data has a 15- or 16-letter word 85% of the time)."""
+    words = train_throughput.WORDS
+    if longest_word <= 0:
+        return words
+    return (*words, "".join(chr(ord("a") + i % 26) for i in range(longest_word)))
+
+
+def run(config, patches, precisions, repeats, warmup, steps, report=print, words=None):
     """Alternates old/new runs; returns {(precision, "old"|"new"): [images/s per run]}."""
+    words = words or batch_words()
     rates = {}
     for _ in range(repeats):
         for precision in precisions:
@@ -82,7 +95,7 @@ def run(config, patches, precisions, repeats, warmup, steps, report=print):
                 try:
                     result = train_throughput.time_training(
                         train_throughput.prepare_config(config, overrides=overrides),
-                        warmup=warmup, steps=steps)
+                        warmup=warmup, steps=steps, words=words)
                 finally:
                     for patch in patches:
                         patch.apply(old=False)
@@ -93,11 +106,12 @@ def run(config, patches, precisions, repeats, warmup, steps, report=print):
     return rates
 
 
-def interleave(config, patches, precision, warmup, steps, report=print):
+def interleave(config, patches, precision, warmup, steps, report=print, words=None):
     """The old graph (built with the patches) and the new one in two sessions of one process,
     their training steps alternating (train_throughput.interleave_steps), so that a machine whose
     speed drifts from minute to minute slows both alike. Returns (old step seconds, new step
     seconds)."""
+    words = words or batch_words()
     overrides = ["train_config.bfloat16=true"] if precision == "bf16" else []
     config = train_throughput.prepare_config(config, overrides=overrides)
     runs = {}
@@ -105,7 +119,7 @@ def interleave(config, patches, precision, warmup, steps, report=print):
         for patch in patches:
             patch.apply(old=variant == "old")
         try:
-            runs[variant] = train_throughput.training_session(config)
+            runs[variant] = train_throughput.training_session(config, words=words)
         finally:
             for patch in patches:
                 patch.apply(old=False)
@@ -148,6 +162,9 @@ def main(argv=None):
     parser.add_argument("--interleave", action="store_true",
                         help="alternate single steps of the two graphs in two sessions "
                              "(--steps each, after --warmup) instead of whole runs")
+    parser.add_argument("--longest_word", type=int, default=0,
+                        help="add a word of this many letters to the in-memory batch (0: its "
+                             "words have at most 9)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     from aster.utils import config_util
 
@@ -161,10 +178,11 @@ def main(argv=None):
     if args.interleave:
         for precision in args.precisions:
             interleave(config, patches, precision, args.warmup, args.steps,
-                       report=lambda line: print(line, flush=True))
+                       report=lambda line: print(line, flush=True),
+                       words=batch_words(args.longest_word))
         return
     rates = run(config, patches, args.precisions, args.repeats, args.warmup, args.steps,
-                report=lambda line: print(line, flush=True))
+                report=lambda line: print(line, flush=True), words=batch_words(args.longest_word))
     print("\n".join(summary(rates)), flush=True)
 
 

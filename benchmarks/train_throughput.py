@@ -55,10 +55,10 @@ def write_records(path, num_images=256, height=32, width=100, seed=0):
 class InMemoryBatches:
     """Stands in for the BatchQueue: every dequeue() gives the same constant batch."""
 
-    def __init__(self, batch_size, height, width, seed=0, num_clones=1):
+    def __init__(self, batch_size, height, width, seed=0, num_clones=1, words=WORDS):
         rng = np.random.default_rng(seed)
         self._images = rng.uniform(0, 255, [batch_size, height, width, 3]).astype(np.float32)
-        self._words = [WORDS[i % len(WORDS)] for i in range(batch_size)]
+        self._words = [words[i % len(words)] for i in range(batch_size)]
         self.images_per_step = batch_size * num_clones  # one dequeue per clone
 
     def dequeue(self):
@@ -116,9 +116,9 @@ def prepare_config(config, batch_size=0, overrides=(), record=None, steps=10):
     return config
 
 
-def in_memory_queue(config):
+def in_memory_queue(config, words=WORDS):
     """A trainer.Seams build_batch_queue giving InMemoryBatches of the config's batch size and
-    model input size (split across the clones)."""
+    model input size (split across the clones), labelled with `words` in turn."""
     from aster import inference
 
     batch_size = sum(config.train_config.batch_size)
@@ -126,15 +126,17 @@ def in_memory_queue(config):
 
     def build_queue(readers, train_config, clones):
         del readers, train_config
-        return InMemoryBatches(batch_size // clones, height, width, num_clones=clones)
+        return InMemoryBatches(batch_size // clones, height, width, num_clones=clones,
+                               words=words)
 
     return build_queue
 
 
 def time_training(config, num_clones=1, in_memory=True, warmup=3, steps=6, record=None,
-                  train_dir=None, hooks=()):
+                  train_dir=None, hooks=(), words=WORDS):
     """Runs trainer.train on `config` for warmup + steps steps (in train_dir, else a temporary
-    folder); `hooks`: more SessionRunHooks beside the step timer.
+    folder); `hooks`: more SessionRunHooks beside the step timer; `words`: the in-memory batch's
+    labels.
 
     Returns:
       dict: images_per_sec (batch / median step time), cpu_ms_per_image (median), batch_size,
@@ -145,7 +147,7 @@ def time_training(config, num_clones=1, in_memory=True, warmup=3, steps=6, recor
 
     batch_size = sum(config.train_config.batch_size)
     config = prepare_config(config, record=record, steps=warmup + steps)
-    build_queue = in_memory_queue(config) if in_memory else None
+    build_queue = in_memory_queue(config, words) if in_memory else None
     timer = _step_timer(warmup)
     deploy = model_deploy.DeploymentConfig(num_clones=num_clones, clone_on_cpu=num_clones > 1)
     with tempfile.TemporaryDirectory() as folder:
@@ -156,15 +158,15 @@ def time_training(config, num_clones=1, in_memory=True, warmup=3, steps=6, recor
             "batch_size": batch_size, "step_seconds": timer.wall}
 
 
-def training_session(config, num_clones=1):
+def training_session(config, num_clones=1, words=WORDS):
     """(session, train_op): the trainer's graph for `config` (trainer.build_graph, no hooks) on one
-    in-memory batch, in a graph and a session of its own (the config's session options: the
-    bfloat16 rewrite is per session), variables initialised."""
+    in-memory batch labelled with `words`, in a graph and a session of its own (the config's
+    session options: the bfloat16 rewrite is per session), variables initialised."""
     from aster import trainer
     from aster.tf_setup import tf
     from aster.utils import model_deploy, train_session
 
-    seams = trainer.Seams(build_batch_queue=in_memory_queue(config))
+    seams = trainer.Seams(build_batch_queue=in_memory_queue(config, words))
     deploy = model_deploy.DeploymentConfig(num_clones=num_clones, clone_on_cpu=num_clones > 1)
     graph = tf.Graph()
     with graph.as_default(), tempfile.TemporaryDirectory() as train_dir:

@@ -58,7 +58,8 @@ def test_bad_patch_names_the_flag(code_paths, text, message):
 def test_runs_alternate_old_and_new_per_precision(code_paths, monkeypatch):
     seen = []
 
-    def fake_time_training(config, warmup, steps):
+    def fake_time_training(config, warmup, steps, words):
+        assert words == code_paths.train_throughput.WORDS
         old = bidirectional_rnn.is_plain_lstm(object()) is False  # patched: always False
         seen.append((config.train_config.bfloat16, old, warmup, steps))
         return {"images_per_sec": 10.0 if old else 12.0, "cpu_ms_per_image": 1.0}
@@ -93,3 +94,11 @@ def test_interleave_builds_the_old_graph_with_the_patch_and_alternates_steps(cod
     assert len(old) == len(new) == 2 and all(s > 0 for s in old + new)
     assert lines[0].startswith("fp32 interleaved, 2 steps each: old ")
     assert bidirectional_rnn.is_plain_lstm(object()) is False  # the original, restored
+
+
+def test_batch_words_adds_one_word_of_the_longest_length(code_paths):
+    assert code_paths.batch_words() == code_paths.train_throughput.WORDS
+    words = code_paths.batch_words(30)
+    assert words[:-1] == code_paths.train_throughput.WORDS
+    assert len(words[-1]) == 30 and words[-1].isalpha() and words[-1].islower()
+    assert max(len(w) for w in code_paths.train_throughput.WORDS) <= 9  # what --help says
