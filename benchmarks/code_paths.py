@@ -82,9 +82,9 @@ def batch_words(longest_word=0):
     return (*words, "".join(chr(ord("a") + i % 26) for i in range(longest_word)))
 
 
-def run(config, patches, precisions, repeats, warmup, steps, report=print, words=None):
+def run(config, patches, precisions, repeats, warmup, steps, report=print,
+        words=train_throughput.WORDS):
     """Alternates old/new runs; returns {(precision, "old"|"new"): [images/s per run]}."""
-    words = words or batch_words()
     rates = {}
     for _ in range(repeats):
         for precision in precisions:
@@ -106,12 +106,12 @@ def run(config, patches, precisions, repeats, warmup, steps, report=print, words
     return rates
 
 
-def interleave(config, patches, precision, warmup, steps, report=print, words=None):
+def interleave(config, patches, precision, warmup, steps, report=print,
+               words=train_throughput.WORDS):
     """The old graph (built with the patches) and the new one in two sessions of one process,
     their training steps alternating (train_throughput.interleave_steps), so that a machine whose
     speed drifts from minute to minute slows both alike. Returns (old step seconds, new step
     seconds)."""
-    words = words or batch_words()
     overrides = ["train_config.bfloat16=true"] if precision == "bf16" else []
     config = train_throughput.prepare_config(config, overrides=overrides)
     runs = {}
