@@ -3,7 +3,7 @@
     module = bench_scripts.load("step_profile", monkeypatch)
 
 The scripts run as `python benchmarks/<name>.py` and import their siblings (common,
-train_throughput, peaks; code_paths.py's --patch values import code_paths) by name, so
+train_throughput, peaks, step_profile; code_paths.py's --patch values import code_paths) by name, so
 benchmarks/ goes on sys.path for the test; `forget_siblings` drops those modules again so that
 no other test sees them.
 """
@@ -13,7 +13,7 @@ import os
 import sys
 
 BENCHMARKS = os.path.join(os.path.dirname(__file__), "..", "benchmarks")
-SIBLINGS = ("common", "train_throughput", "peaks", "code_paths")
+SIBLINGS = ("common", "train_throughput", "peaks", "code_paths", "step_profile")
 
 
 def load(name, monkeypatch=None):

@@ -16,8 +16,10 @@ None of them changes the model's math beyond rounding:
   and the attention energies keep float32 precision over the time steps. On this CPU that costs
   nothing (bfloat16 element-wise ops convert every element; a traced paper-config step took 1644
   ms of op time with them in bfloat16 and 1484 ms in float32). The lists are the process
-  environment variables TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_INFERLIST_REMOVE and
-  ..._DENYLIST_ADD, which `configure` extends; the pass reads them whenever it rewrites a graph.
+  environment variables TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_{ALLOWLIST,INFERLIST,CLEARLIST}_REMOVE
+  and ..._DENYLIST_ADD (FLOAT32_LIST_VARS), which `configure` extends; the pass reads them
+  whenever it rewrites a graph. benchmarks/bf16_gradient_error.py measures what keeping more op
+  types in float32 does to the training gradients.
   The TPS sampling is kept out of the pass by computing it in float64 (spatial_transformer).
   Two more pieces serve this pass, in the graph the model builds: the LSTM products are kept
   apart from their bias add (decoder_cells.split_lstm_step: fused, oneDNN runs them on AVX-512
@@ -42,8 +44,15 @@ from aster.tf_setup import tf
 _LOG = logging.getLogger("aster.session_options")
 BFLOAT16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
 _XLA_CPU_FLAG = "--tf_xla_cpu_global_jit"
-_LIST_VARS = ("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_INFERLIST_REMOVE",
-              "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_ADD")
+_LIST_PREFIX = "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_"
+FLOAT32_LIST_VARS = (*(f"{_LIST_PREFIX}{name}_REMOVE" for name in ("ALLOWLIST", "INFERLIST",
+                                                                   "CLEARLIST")),
+                     f"{_LIST_PREFIX}DENYLIST_ADD")
+"""The pass's environment lists that keep an op in float32: it comes off whichever list it is on
+(an op may be on one list only: an allow-list op such as MatMul put on the deny list alone makes
+the pass fail with "Op lists have conflicting entries", and then it rewrites nothing, the whole
+graph staying float32, as seen on TF 2.21) and goes on the deny list. Removing an op from a list
+it is not on is harmless."""
 FLOAT32_OPS = ("Sigmoid", "Tanh", "SigmoidGrad", "TanhGrad")
 """Ops the bfloat16 pass keeps in float32 on top of its own list (see the module docstring)."""
 
@@ -120,7 +129,7 @@ def _set_process_environment(bfloat16, xla_jit):
     harmless.
     """
     if bfloat16:
-        for name in _LIST_VARS:  # an op may be on one list only
+        for name in FLOAT32_LIST_VARS:
             _add_to_env_list(name, FLOAT32_OPS)
     xla_flags = os.environ.get("TF_XLA_FLAGS", "")
     if xla_jit and _XLA_CPU_FLAG not in xla_flags:

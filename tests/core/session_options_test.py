@@ -40,11 +40,53 @@ def test_bfloat16_on_only_with_cpu_support(caplog):
 def test_bfloat16_keeps_sigmoid_and_tanh_float32_once(monkeypatch):
     prefix = "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_"
     monkeypatch.setenv(prefix + "DENYLIST_ADD", "Foo,Tanh")
-    monkeypatch.delenv(prefix + "INFERLIST_REMOVE", raising=False)
+    for name in ("ALLOWLIST", "INFERLIST", "CLEARLIST"):
+        monkeypatch.delenv(f"{prefix}{name}_REMOVE", raising=False)
     for _ in range(2):
         session_options.configure(tf.ConfigProto(), bfloat16=True, flags={"avx512_bf16"})
     assert os.environ[prefix + "DENYLIST_ADD"] == "Foo,Tanh,Sigmoid,SigmoidGrad,TanhGrad"
-    assert os.environ[prefix + "INFERLIST_REMOVE"] == "Sigmoid,Tanh,SigmoidGrad,TanhGrad"
+    for name in ("ALLOWLIST", "INFERLIST", "CLEARLIST"):  # off whichever list they are on
+        assert os.environ[f"{prefix}{name}_REMOVE"] == "Sigmoid,Tanh,SigmoidGrad,TanhGrad"
+
+
+def _output_dtypes(fetches, config):
+    """{op type: set of output dtypes} of one traced run of `fetches` (variables initialised)."""
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    metadata = tf.RunMetadata()
+    with tf.Session(config=config) as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(fetches, options=options, run_metadata=metadata)
+    dtypes = {}
+    for device in metadata.step_stats.dev_stats:
+        for node in device.node_stats:
+            if node.output and " = " in node.timeline_label:
+                op = node.timeline_label.split(" = ")[1].split("(")[0]
+                dtypes.setdefault(op, set()).add(node.output[0].tensor_description.dtype)
+    return dtypes
+
+
+@pytest.mark.skipif(not BF16, reason="this CPU has no native bfloat16")
+def test_an_allow_list_op_added_to_float32_ops_stays_float32_and_the_rest_is_rewritten(
+        monkeypatch):
+    # MatMul is on the pass's allow list: kept float32 through FLOAT32_LIST_VARS, the pass still
+    # rewrites the convolution (with MatMul on the deny list alone it rewrote nothing).
+    for name in session_options.FLOAT32_LIST_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(session_options, "FLOAT32_OPS",
+                        (*session_options.FLOAT32_OPS, "MatMul"))
+    rng = np.random.default_rng(1)
+    with tf.Graph().as_default():
+        images = tf.constant(rng.normal(size=[4, 8, 8, 16]), tf.float32)
+        net = tf.nn.conv2d(images, tf.Variable(rng.normal(size=[3, 3, 16, 16]), dtype=tf.float32),
+                           1, "SAME")
+        out = tf.matmul(tf.reshape(net, [4, -1]),
+                        tf.Variable(rng.normal(size=[1024, 8]), dtype=tf.float32))
+        config = session_options.configure(tf.ConfigProto(), bfloat16=True)
+        dtypes = _output_dtypes(out, config)
+    convs = [op for op in dtypes if "Conv2D" in op]
+    matmuls = [op for op in dtypes if "MatMul" in op]
+    assert convs and all(dtypes[op] == {tf.bfloat16.as_datatype_enum} for op in convs)
+    assert matmuls and all(dtypes[op] == {tf.float32.as_datatype_enum} for op in matmuls)
 
 
 @pytest.mark.skipif(not BF16, reason="this CPU has no native bfloat16")

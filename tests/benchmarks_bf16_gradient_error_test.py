@@ -1,0 +1,95 @@
+"""benchmarks/bf16_gradient_error.py: the pass's lists per variant, the error measures, and the
+gradients of a real (tiny) model restored from a checkpoint."""
+
+import argparse
+import os
+
+import bench_scripts
+import numpy as np
+import pytest
+import trainer_helpers
+
+from aster import trainer
+from aster.core import session_options
+from aster.utils import model_deploy
+
+
+@pytest.fixture
+def probe(monkeypatch):
+    yield bench_scripts.load("bf16_gradient_error", monkeypatch)
+    bench_scripts.forget_siblings()
+
+
+def test_parse_variant(probe):
+    assert probe.parse_variant("bn=FusedBatchNormV3,FusedBatchNormGradV3") == (
+        "bn", ["FusedBatchNormV3", "FusedBatchNormGradV3"])
+    assert probe.parse_variant("same=") == ("same", [])
+    for text in ("bn", "=MatMul"):
+        with pytest.raises(argparse.ArgumentTypeError, match="expected NAME=OP,OP"):
+            probe.parse_variant(text)
+
+
+def test_variant_ops_replace_the_lists_of_the_variant_before(probe, monkeypatch):
+    for name in session_options.FLOAT32_LIST_VARS:
+        monkeypatch.setenv(name, "Foo")
+    probe.set_float32_ops(["MatMul", "Tanh"])
+    probe.set_float32_ops(["BatchMatMulV2"])
+    expected = ",".join([*session_options.FLOAT32_OPS, "BatchMatMulV2"])
+    assert {os.environ[name] for name in session_options.FLOAT32_LIST_VARS} == {expected}
+    probe.set_float32_ops([])  # the `bf16` variant: the trainer's own lists
+    assert os.environ[session_options.FLOAT32_LIST_VARS[-1]] == ",".join(
+        session_options.FLOAT32_OPS)
+
+
+def test_error_measures(probe):
+    reference = [np.array([3.0, 0.0]), np.array([4.0])]  # norm 5
+    grads = [np.array([3.0, 1.0]), np.array([4.0])]
+    assert probe.relative_error(grads, reference) == pytest.approx(0.2)
+    assert probe.relative_error(reference, reference) == 0.0
+    names = ["FeatureExtractor/ResNet/conv1/weights", "Forward/fc/weights"]
+    assert probe.errors_by_scope(names, [grads, reference], [reference, reference]) == {
+        "FeatureExtractor/ResNet": pytest.approx(np.sqrt(1 / 18)), "Forward/fc": 0.0}
+    shifted = [np.array([3.0, -1.0]), np.array([4.0])]
+    assert probe.error_cosines([grads, grads, shifted], [reference] * 3) == pytest.approx(
+        [1.0, -1.0, -1.0])
+
+
+def test_report_names_noise_error_parts_and_ops(probe):
+    reference = [(1.0, [np.array([1.0, 0.0])]), (2.0, [np.array([0.0, 1.0])])]
+    results = [(1.5, [np.array([1.0, 0.1])]), (2.0, [np.array([0.0, 1.0])])]
+    lines = []
+    probe.report(["Forward/w"], reference, {"bf16": (results, probe.collections.Counter(
+        {"_MklMatMul": 3}))}, write=lines.append)
+    assert lines[0].startswith("minibatch noise (float32, batch i+1 against i): median 1.414")
+    assert lines[1].startswith("bf16: gradient error median 0.0500 (0.1000, 0.0000); "
+                               "loss difference +0.5000, +0.0000")
+    assert lines[2] == "  by part: Forward 0.0707"
+    assert lines[-1] == "  bfloat16 ops (3): _MklMatMul 3"
+
+
+def test_gradients_of_a_restored_checkpoint_on_real_batches(probe, tmp_path):
+    record = trainer_helpers.write_records(tmp_path / "train.tfrecord", count=16)
+    config = trainer_helpers.pipeline_config(record, extra_train="save_checkpoint_steps: 1")
+    config.train_config.num_steps = 1
+    trainer.train(config, str(tmp_path / "run"), model_deploy.DeploymentConfig())
+    checkpoint = str(tmp_path / "run" / "model.ckpt-1")
+    batches = probe.real_batches(config, 2)
+    assert len(batches) == 2 and len(batches[0]["image"]) == 4
+    names, first, _ = probe.gradients(config, checkpoint, batches, bfloat16=False)
+    names_again, second, _ = probe.gradients(config, checkpoint, batches, bfloat16=False)
+    assert names == names_again and any(name.startswith("FeatureExtractor/") for name in names)
+    assert len(first) == 2 and all(np.isfinite(loss) for loss, _ in first)
+    for (loss, grads), (loss_again, grads_again) in zip(first, second, strict=True):
+        assert loss_again == pytest.approx(loss, rel=1e-6)
+        assert probe.relative_error(grads_again, grads) < 1e-5
+    assert probe.relative_error(second[1][1], first[0][1]) > 1e-3  # two batches differ
+
+
+def test_main_stops_without_native_bfloat16_or_checkpoint(probe, monkeypatch, tmp_path):
+    monkeypatch.setattr(session_options, "cpu_supports_bfloat16", lambda flags=None: False)
+    with pytest.raises(SystemExit, match="this CPU has none of avx512_bf16, amx_bf16"):
+        probe.main(["--checkpoint", "x"])
+    monkeypatch.setattr(session_options, "cpu_supports_bfloat16", lambda flags=None: True)
+    missing = os.path.join(tmp_path, "model.ckpt-7")
+    with pytest.raises(SystemExit, match=f"--checkpoint: {missing}.index not found"):
+        probe.main(["--checkpoint", missing])
