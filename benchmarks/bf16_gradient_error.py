@@ -14,8 +14,9 @@ own lists.
 
 Reported per variant: the relative gradient error |g_bf16 - g_fp32| / |g_fp32| over all variables
 (median over the batches) and per part of the model (over the batches), the loss difference, how
-alike the errors of different batches are (cosine: near 0 is rounding noise, near 1 a bias that
-adds up step after step), and which op types ran in bfloat16. For scale, the same norm between the
+alike the errors of different batches are (the median cosine between them, overall and per part:
+near 0 is rounding noise, near 1 a bias that adds up step after step), and which op types ran in
+bfloat16. For scale, the same norm between the
 float32 gradients of consecutive batches (minibatch noise): an error far below it adds little to
 what stochastic gradient descent already averages away.
 
@@ -201,8 +202,14 @@ def report(names, reference, variants, write=print):
         write(f"{name}: gradient error median {statistics.median(errors):.4f} "
               f"({', '.join(f'{x:.4f}' for x in errors)}); loss difference "
               f"{', '.join(f'{x:+.4f}' for x in losses)}")
-        scopes = errors_by_scope(names, grads, reference_grads)
-        write("  by part: " + ", ".join(f"{scope} {error:.4f}" for scope, error in scopes.items()))
+        parts = []
+        for scope, error in errors_by_scope(names, grads, reference_grads).items():
+            keep = [i for i, n in enumerate(names) if scope_of(n) == scope]
+            part_cosines = error_cosines([[g[i] for i in keep] for g in grads],
+                                         [[r[i] for i in keep] for r in reference_grads])
+            parts.append(f"{scope} {error:.4f}" + (
+                f" ({statistics.median(part_cosines):+.2f})" if part_cosines else ""))
+        write("  by part (error, median error cosine): " + ", ".join(parts))
         cosines = error_cosines(grads, reference_grads)
         if cosines:
             write(f"  error cosines between batches: median {statistics.median(cosines):+.3f}, "

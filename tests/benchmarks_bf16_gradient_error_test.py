@@ -63,7 +63,7 @@ def test_report_names_noise_error_parts_and_ops(probe):
     assert lines[0].startswith("minibatch noise (float32, batch i+1 against i): median 1.414")
     assert lines[1].startswith("bf16: gradient error median 0.0500 (0.1000, 0.0000); "
                                "loss difference +0.5000, +0.0000")
-    assert lines[2] == "  by part: Forward 0.0707"
+    assert lines[2] == "  by part (error, median error cosine): Forward 0.0707 (+0.00)"
     assert lines[-1] == "  bfloat16 ops (3): _MklMatMul 3"
 
 
