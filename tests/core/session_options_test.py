@@ -96,17 +96,7 @@ def test_bfloat16_runs_matmul_in_bfloat16_and_lstm_state_in_float32():
         cell = tf.nn.rnn_cell.LSTMCell(16)
         output, state = cell(inputs, cell.zero_state(8, tf.float32))
         config = session_options.configure(tf.ConfigProto(), bfloat16=True)
-        options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
-        metadata = tf.RunMetadata()
-        with tf.Session(config=config) as sess:
-            sess.run(tf.global_variables_initializer())
-            sess.run([output, state], options=options, run_metadata=metadata)
-    dtypes = {}
-    for device in metadata.step_stats.dev_stats:
-        for node in device.node_stats:
-            if node.output and " = " in node.timeline_label:
-                op = node.timeline_label.split(" = ")[1].split("(")[0]
-                dtypes.setdefault(op, set()).add(node.output[0].tensor_description.dtype)
+        dtypes = _output_dtypes([output, state], config)
     matmuls = [op for op in dtypes if "MatMul" in op]  # oneDNN fuses the bias add into it
     assert matmuls and all(dtypes[op] == {tf.bfloat16.as_datatype_enum} for op in matmuls)
     for op in ("Sigmoid", "Tanh", "Mul", "AddV2"):
