@@ -15,8 +15,9 @@ own lists.
 Reported per variant: the relative gradient error |g_bf16 - g_fp32| / |g_fp32| over all variables
 (median over the batches) and per part of the model (over the batches), the loss difference, how
 alike the errors of different batches are (the median cosine between them, overall and per part:
-near 0 is rounding noise, near 1 a bias that adds up step after step), and which op types ran in
-bfloat16. For scale, the same norm between the
+near 0 is rounding noise, near 1 a bias that adds up step after step), the error against the
+minibatch noise variable by variable (the figure that says whether the rounding matters to the
+optimizer), and which op types ran in bfloat16. For scale, the same norm between the
 float32 gradients of consecutive batches (minibatch noise): an error far below it adds little to
 what stochastic gradient descent already averages away.
 
@@ -90,6 +91,21 @@ def error_cosines(runs, reference_runs):
             denominator = np.linalg.norm(a) * np.linalg.norm(b)
             cosines.append(float(a @ b / denominator) if denominator else 0.0)
     return cosines
+
+
+def error_to_noise(names, runs, reference_runs):
+    """[(ratio, name)] per variable, largest first: the RMS gradient error over the batches
+    against the RMS minibatch noise of the float32 gradients (consecutive batches' difference
+    over sqrt 2, where the mean gradient cancels). Below ~0.3 the error adds under ~10% to the
+    noise variance each step already has (what Adam's second moment sees, per variable)."""
+    ratios = []
+    for k, name in enumerate(names):
+        error = np.mean([((g[k] - r[k]) ** 2).sum()
+                         for g, r in zip(runs, reference_runs, strict=True)])
+        noise = np.mean([((b[k] - a[k]) ** 2).sum() / 2
+                         for a, b in zip(reference_runs[:-1], reference_runs[1:], strict=True)])
+        ratios.append((float(np.sqrt(error / noise)) if noise else float("nan"), name))
+    return sorted(ratios, reverse=True)
 
 
 def real_batches(config, count):
@@ -210,6 +226,12 @@ def report(names, reference, variants, write=print):
             parts.append(f"{scope} {error:.4f}" + (
                 f" ({statistics.median(part_cosines):+.2f})" if part_cosines else ""))
         write("  by part (error, median error cosine): " + ", ".join(parts))
+        if len(reference_grads) > 1:
+            ratios = error_to_noise(names, grads, reference_grads)
+            values = [ratio for ratio, _ in ratios]
+            write(f"  error / minibatch noise per variable: median {np.median(values):.3f}, "
+                  f"90th percentile {np.percentile(values, 90):.3f}, largest "
+                  + ", ".join(f"{name} {ratio:.3f}" for ratio, name in ratios[:3]))
         cosines = error_cosines(grads, reference_grads)
         if cosines:
             write(f"  error cosines between batches: median {statistics.median(cosines):+.3f}, "

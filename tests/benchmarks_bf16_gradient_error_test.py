@@ -54,6 +54,15 @@ def test_error_measures(probe):
         [1.0, -1.0, -1.0])
 
 
+def test_error_to_noise_ranks_variables(probe):
+    reference = [[np.array([1.0]), np.array([0.0, 0.0])], [np.array([3.0]), np.array([2.0, 0.0])]]
+    runs = [[np.array([1.2]), np.array([0.0, 0.0])], [np.array([3.0]), np.array([2.0, 1.0])]]
+    # Noise: |2| / sqrt 2 for both; errors: RMS of (0.2, 0) and of (0, 1).
+    ratios = probe.error_to_noise(["a", "b"], runs, reference)
+    assert [name for _, name in ratios] == ["b", "a"]
+    assert [ratio for ratio, _ in ratios] == pytest.approx([0.5, 0.1])
+
+
 def test_report_names_noise_error_parts_and_ops(probe):
     reference = [(1.0, [np.array([1.0, 0.0])]), (2.0, [np.array([0.0, 1.0])])]
     results = [(1.5, [np.array([1.0, 0.1])]), (2.0, [np.array([0.0, 1.0])])]
@@ -64,6 +73,9 @@ def test_report_names_noise_error_parts_and_ops(probe):
     assert lines[1].startswith("bf16: gradient error median 0.0500 (0.1000, 0.0000); "
                                "loss difference +0.5000, +0.0000")
     assert lines[2] == "  by part (error, median error cosine): Forward 0.0707 (+0.00)"
+    # Error (0.1 on batch 0, 0 on batch 1) against the noise |[-1, 1]| / sqrt 2 = 1.
+    assert lines[3] == ("  error / minibatch noise per variable: median 0.071, 90th percentile "
+                        "0.071, largest Forward/w 0.071")
     assert lines[-1] == "  bfloat16 ops (3): _MklMatMul 3"
 
 
