@@ -11,7 +11,8 @@ import trainer_helpers
 
 from aster import trainer
 from aster.core import session_options
-from aster.utils import model_deploy
+from aster.tf_setup import tf
+from aster.utils import model_deploy, train_session
 
 
 @pytest.fixture
@@ -81,20 +82,26 @@ def test_report_names_noise_error_parts_and_ops(probe):
 
 def test_gradients_of_a_restored_checkpoint_on_real_batches(probe, tmp_path):
     record = trainer_helpers.write_records(tmp_path / "train.tfrecord", count=16)
-    config = trainer_helpers.pipeline_config(record, extra_train="save_checkpoint_steps: 1")
-    config.train_config.num_steps = 1
-    trainer.train(config, str(tmp_path / "run"), model_deploy.DeploymentConfig())
-    checkpoint = str(tmp_path / "run" / "model.ckpt-1")
+    config = trainer_helpers.pipeline_config(record)
     batches = probe.real_batches(config, 2)
     assert len(batches) == 2 and len(batches[0]["image"]) == 4
-    names, first, _ = probe.gradients(config, checkpoint, batches, bfloat16=False)
-    names_again, second, _ = probe.gradients(config, checkpoint, batches, bfloat16=False)
-    assert names == names_again and any(name.startswith("FeatureExtractor/") for name in names)
-    assert len(first) == 2 and all(np.isfinite(loss) for loss, _ in first)
-    for (loss, grads), (loss_again, grads_again) in zip(first, second, strict=True):
-        assert loss_again == pytest.approx(loss, rel=1e-6)
-        assert probe.relative_error(grads_again, grads) < 1e-5
-    assert probe.relative_error(second[1][1], first[0][1]) > 1e-3  # two batches differ
+    # A checkpoint of the trainer's freshly initialised variables, and its losses on the batches.
+    checkpoint = str(tmp_path / "model.ckpt-0")
+    fixed = probe.FixedBatches(batches[0])
+    with tf.Graph().as_default():
+        deploy = model_deploy.DeploymentConfig()
+        built = trainer.build_graph(config, str(tmp_path), deploy,
+                                    trainer.Seams(build_batch_queue=lambda *args: fixed))
+        with tf.Session(config=train_session.session_config(deploy, config.train_config)) as session:
+            session.run([tf.global_variables_initializer(), tf.tables_initializer()])
+            built.saver.save(session, checkpoint)
+            losses = [session.run(built.total_loss, fixed.feed(batch)) for batch in batches]
+    names, results, _ = probe.gradients(config, checkpoint, batches, bfloat16=False)
+    assert any(name.startswith("FeatureExtractor/") for name in names)
+    assert [loss for loss, _ in results] == pytest.approx(losses, rel=1e-5)  # restored, fed
+    for _, grads in results:
+        assert len(grads) == len(names) and all(np.isfinite(g).all() for g in grads)
+    assert probe.relative_error(results[1][1], results[0][1]) > 1e-3  # two batches differ
 
 
 def test_main_stops_without_native_bfloat16_or_checkpoint(probe, monkeypatch, tmp_path):
