@@ -168,7 +168,9 @@ def gradients(config, checkpoint, batches, bfloat16):
         with conv_gradients.filter_gradients_as_products(
                 train_session.cpu_bfloat16(deploy, config.train_config)):
             grads = tf.gradients(built.total_loss, variables)
-        pairs = [(v.op.name, g) for v, g in zip(variables, grads, strict=True) if g is not None]
+        # Dense: sparse (gathered) gradients of different batches cover different rows.
+        pairs = [(v.op.name, tf.convert_to_tensor(g))
+                 for v, g in zip(variables, grads, strict=True) if g is not None]
         saver = tf.train.Saver()
         tables = tf.tables_initializer()
     session = tf.Session(graph=graph,
@@ -185,8 +187,7 @@ def gradients(config, checkpoint, batches, bfloat16):
                                        run_metadata=metadata)
             if i == 0:
                 ops = bfloat16_ops(metadata.partition_graphs)
-            results.append((float(loss), [np.asarray(getattr(v, "values", v), np.float64)
-                                          for v in values]))
+            results.append((float(loss), [np.asarray(v, np.float64) for v in values]))
     return [name for name, _ in pairs], results, ops
 
 
