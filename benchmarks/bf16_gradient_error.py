@@ -70,15 +70,19 @@ def relative_error(grads, reference):
     return float(np.sqrt(diff / norm)) if norm else float("nan")
 
 
+def scope_indices(names):
+    """{scope: [index of each variable of that part]} in scope order."""
+    indices = collections.defaultdict(list)
+    for i, name in enumerate(names):
+        indices[scope_of(name)].append(i)
+    return dict(sorted(indices.items()))
+
+
 def errors_by_scope(names, runs, reference_runs):
     """{scope: relative error over all batches} for per-batch gradient lists."""
-    sums = collections.defaultdict(lambda: [0.0, 0.0])
-    for grads, reference in zip(runs, reference_runs, strict=True):
-        for name, g, r in zip(names, grads, reference, strict=True):
-            sums[scope_of(name)][0] += float(((g - r) ** 2).sum())
-            sums[scope_of(name)][1] += float((r ** 2).sum())
-    return {scope: float(np.sqrt(d / n)) if n else float("nan")
-            for scope, (d, n) in sorted(sums.items())}
+    return {scope: relative_error([g[i] for g in runs for i in keep],
+                                  [r[i] for r in reference_runs for i in keep])
+            for scope, keep in scope_indices(names).items()}
 
 
 def error_cosines(runs, reference_runs):
@@ -220,8 +224,9 @@ def report(names, reference, variants, write=print):
               f"({', '.join(f'{x:.4f}' for x in errors)}); loss difference "
               f"{', '.join(f'{x:+.4f}' for x in losses)}")
         parts = []
-        for scope, error in errors_by_scope(names, grads, reference_grads).items():
-            keep = [i for i, n in enumerate(names) if scope_of(n) == scope]
+        errors_of_parts = errors_by_scope(names, grads, reference_grads)
+        for scope, keep in scope_indices(names).items():
+            error = errors_of_parts[scope]
             part_cosines = error_cosines([[g[i] for i in keep] for g in grads],
                                          [[r[i] for i in keep] for r in reference_grads])
             parts.append(f"{scope} {error:.4f}" + (
@@ -245,7 +250,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pipeline_config_path", default="configs/demo_cpu.config")
     parser.add_argument("--checkpoint", required=True, help="a checkpoint of that config")
-    parser.add_argument("--batches", type=int, default=4, help="real training batches (>= 2)")
+    parser.add_argument("--batches", type=int, default=4,
+                        help="real training batches (2 or more for the noise figures)")
     parser.add_argument("--variants", nargs="*", type=parse_variant, default=[],
                         help="NAME=OP,OP: bfloat16 with these op types kept in float32 too")
     args = parser.parse_args(argv)
