@@ -82,13 +82,20 @@ def batch_words(longest_word=0):
     return (*words, "".join(chr(ord("a") + i % 26) for i in range(longest_word)))
 
 
+def precision_overrides(precision):
+    """The assignment that trains at `precision` ("fp32" or "bf16") whatever the config says:
+    train_config.bfloat16 is set both ways (the demo config trains in bfloat16, so "fp32" must
+    turn it off)."""
+    return [f"train_config.bfloat16={str(precision == 'bf16').lower()}"]
+
+
 def run(config, patches, precisions, repeats, warmup, steps, report=print,
         words=train_throughput.WORDS):
     """Alternates old/new runs; returns {(precision, "old"|"new"): [images/s per run]}."""
     rates = {}
     for _ in range(repeats):
         for precision in precisions:
-            overrides = ["train_config.bfloat16=true"] if precision == "bf16" else []
+            overrides = precision_overrides(precision)
             for variant in ("old", "new"):
                 for patch in patches:
                     patch.apply(old=variant == "old")
@@ -112,7 +119,7 @@ def interleave(config, patches, precision, warmup, steps, report=print,
     their training steps alternating (train_throughput.interleave_steps), so that a machine whose
     speed drifts from minute to minute slows both alike. Returns (old step seconds, new step
     seconds)."""
-    overrides = ["train_config.bfloat16=true"] if precision == "bf16" else []
+    overrides = precision_overrides(precision)
     config = train_throughput.prepare_config(config, overrides=overrides)
     runs = {}
     for variant in ("old", "new"):
