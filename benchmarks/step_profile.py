@@ -10,8 +10,10 @@ The trace's op times are summed by op type and by name scope (the first two scop
 gradient ops under the scope they differentiate, marked "backward"). "op time" is the sum over
 ops, which run on several threads at once, so it exceeds the step's wall time.
 
-`--set train_config.bfloat16=true` profiles the bfloat16 step; TF_ENABLE_ONEDNN_OPTS=0 in the
-environment profiles TensorFlow's Eigen kernels instead of oneDNN's (aster/__init__.py).
+Each config's step runs at the config's precision, named on its first line (the demo config
+trains in bfloat16 where the CPU has it natively); `--set train_config.bfloat16=true` or `=false`
+chooses it. TF_ENABLE_ONEDNN_OPTS=0 in the environment profiles TensorFlow's Eigen kernels
+instead of oneDNN's (aster/__init__.py).
 """
 
 import argparse
@@ -28,6 +30,7 @@ import tempfile
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import common  # noqa: E402 (after the logging setting above)
+import peaks  # noqa: E402
 import train_throughput  # noqa: E402
 
 from aster.utils import cli_logging  # noqa: E402
@@ -67,7 +70,9 @@ def summarize(events):
 def table(summary, top):
     """Markdown lines: the top op types, then the top scopes, each with its share of op time."""
     total = summary["op_ms"] or 1.0
-    lines = [f"step wall time {summary['wall_ms']:.1f} ms, op time {summary['op_ms']:.1f} ms", "",
+    precision = f", {summary['precision']}" if summary.get("precision") else ""
+    lines = [f"step wall time {summary['wall_ms']:.1f} ms, op time {summary['op_ms']:.1f} ms"
+             f"{precision}", "",
              "| op type | op time (ms) | share | ops |", "|---|---:|---:|---:|"]
     for op, ms, count in summary["by_op"][:top]:
         lines.append(f"| {op} | {ms:.1f} | {ms / total:.1%} | {count} |")
@@ -78,7 +83,8 @@ def table(summary, top):
 
 
 def profile(config_name, batch_size, warmup, overrides):
-    """Traces step warmup + 1 of the config; returns summarize()'s dict."""
+    """Traces step warmup + 1 of the config; returns summarize()'s dict with the precision it
+    trained at ("float32", or "bfloat16" where the config asks for it and the CPU has it)."""
     from aster.utils import config_util
 
     config = config_util.load_pipeline_config(os.path.join(common.ROOT, "configs",
@@ -92,7 +98,9 @@ def profile(config_name, batch_size, warmup, overrides):
         if not traces:
             raise SystemExit(f"{config_name}: the trainer wrote no timeline-*.json")
         with open(traces[0], encoding="utf-8") as f:
-            return summarize(complete_events(json.load(f)))
+            summary = summarize(complete_events(json.load(f)))
+    summary["precision"] = peaks.precision(config)
+    return summary
 
 
 def main(argv=None):

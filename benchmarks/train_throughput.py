@@ -17,9 +17,10 @@ pools). Checkpoints and in-training evaluation are off; summaries follow the con
 
 `--variants name:FIELD=VALUE;FIELD=VALUE ...` compares settings in the same process, alternating
 them --repeats times (medians of the repeats), e.g.
-`--variants fp32: bf16:train_config.bfloat16=true`. One clone runs on GPU:0 where the machine has
-a GPU, so there the same variants compare float32 with float16 mixed precision (loss-scaled; see
-aster/utils/train_session.py): the prepared GPU check is
+`--variants fp32:train_config.bfloat16=false bf16:train_config.bfloat16=true` (a variant with no
+assignment, `fp32:`, runs the config as it is: bfloat16 for the demo config). One clone runs on
+GPU:0 where the machine has a GPU, so there the same variants compare float32 with float16 mixed
+precision (loss-scaled; see aster/utils/train_session.py): the prepared GPU check is
 `--configs aster_paper --clones 1 --input excluded --variants fp32: mixed:train_config.bfloat16=true
 --repeats 3`.
 

@@ -37,12 +37,16 @@ def test_summarize_sums_by_op_type_and_scope_and_takes_the_wall_span(step_profil
     assert scopes[("Net/a", "forward")] == pytest.approx(0.4)
     assert scopes[("Net/a", "backward")] == pytest.approx(0.6)
     lines = step_profile.table(summary, top=2)
+    assert lines[0] == "step wall time 2.0 ms, op time 2.0 ms"
     assert "| MatMul | 1.0 | 50.0% | 1 |" in lines
+    assert step_profile.table(dict(summary, precision="bfloat16"), top=2)[0] == (
+        "step wall time 2.0 ms, op time 2.0 ms, bfloat16")
     assert sum(line.startswith("| Conv2D") for line in lines) == 1  # top 2 op types only
 
 
 def test_profile_traces_one_step_of_a_config(step_profile):
     summary = step_profile.profile("tiny", batch_size=4, warmup=1, overrides=[])
+    assert summary["precision"] == "float32"  # tiny.config trains in float32
     ops = {op for op, _, _ in summary["by_op"]}
     assert any("Conv2D" in op for op in ops) and any("BackpropFilter" in op for op in ops)
     directions = {direction for (_, direction), _ in summary["by_scope"]}
