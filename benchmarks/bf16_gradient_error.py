@@ -157,11 +157,11 @@ def gradients(config, checkpoint, batches, bfloat16):
     from aster import trainer
     from aster.core import conv_gradients
     from aster.tf_setup import tf
-    from aster.utils import config_util, model_deploy, train_session
+    from aster.utils import config_util, train_session
 
     config = config_util.merge_overrides(
         config, assignments=[f"train_config.bfloat16={'true' if bfloat16 else 'false'}"])
-    deploy = model_deploy.DeploymentConfig(num_clones=1)
+    deploy = common.deploy_config(1)
     fixed = FixedBatches(batches[0])
     graph = tf.Graph()
     with graph.as_default():

@@ -1,5 +1,6 @@
-"""Shared by the benchmark scripts: the machine's description, where RESULTS.md is, and the
-generated inputs (random-noise PNG images, alone or in a TFRecord of word examples).
+"""Shared by the benchmark scripts: the machine's description, where RESULTS.md is, the deployment
+they train with, and the generated inputs (random-noise PNG images, alone or in a TFRecord of word
+examples).
 
 Scripts run as `python benchmarks/<name>.py`, so this module imports as `common`.
 """
@@ -33,6 +34,14 @@ def machine():
     onednn = os.environ.get("TF_ENABLE_ONEDNN_OPTS", "1")
     return (f"{cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
             f"TF_ENABLE_ONEDNN_OPTS={onednn}"), load
+
+
+def deploy_config(num_clones=1):
+    """The deployment the benchmarks train with: one clone on the machine's default device (GPU:0
+    where it has a GPU), several as logical CPU devices."""
+    from aster.utils import model_deploy
+
+    return model_deploy.DeploymentConfig(num_clones=num_clones, clone_on_cpu=num_clones > 1)
 
 
 def random_pngs(count, height, width, seed=0):

@@ -52,10 +52,13 @@ def main(argv=None):
         for precision in precisions:
             overrides = [f"train_config.bfloat16={str(precision == 'bfloat16').lower()}"]
             rate = train_step_rate(config, args.batch_size, args.warmup, args.steps, overrides)
+            ran_at = peaks_lib.precision(train_throughput.prepare_config(config,
+                                                                         overrides=overrides))
             achieved = peaks_lib.achieved_gflops(rate, stats["forward_flops"])
+            fraction = peaks_lib.fraction_of_peak(rate, stats["forward_flops"], peaks, ran_at)
             table.append(f"| {name} | {stats['parameters']:,} | "
-                         f"{stats['forward_flops'] / 1e9:.3f} | {precision} | {rate:.1f} | "
-                         f"{achieved:.1f} | {achieved / peaks[precision]:.1%} |")
+                         f"{stats['forward_flops'] / 1e9:.3f} | {ran_at} | {rate:.1f} | "
+                         f"{achieved:.1f} | {'-' if fraction is None else f'{fraction:.1%}'} |")
     print("\n".join(table))
 
 

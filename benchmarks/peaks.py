@@ -1,28 +1,32 @@
 """This machine's matmul peaks per precision, and a training step's fraction of its peak.
 
     peaks = measure_peaks()               # {"float32": GFLOP/s, "bfloat16": GFLOP/s or None}
-    print(describe(peaks))                # "matmul peak (TF, 2048x2048): float32 104 GFLOP/s, ..."
-    fraction = achieved_gflops(images_per_sec, forward_flops) / peaks[precision(config)]
+    print(describe(peaks))                # "matmul peak (TF, 2048x2048, CPU): float32 104 ..."
+    fraction = fraction_of_peak(images_per_sec, forward_flops, peaks, precision(config))
 
-The peak is the median rate of a chain of size x size matmuls in TensorFlow (one session, every
-core). bfloat16 is measured only where the CPU computes it natively (AVX-512 BF16 or AMX): the
-emulated rate elsewhere is no peak anything runs at, and the trainer runs float32 there. Training
-FLOPs per image are taken as TRAIN_FLOPS_PER_FORWARD x the forward FLOPs (forward + two backward
+The peak is the median rate of a chain of size x size matmuls in TensorFlow on the CPU (one
+session, every core); a run whose clone is on a GPU has no peak to compare with (None). bfloat16
+is measured only where the CPU computes it natively (AVX-512 BF16 or AMX): the emulated rate
+elsewhere is no peak anything runs at, and the trainer runs float32 there. Training FLOPs per
+image are taken as TRAIN_FLOPS_PER_FORWARD x the forward FLOPs (forward + two backward
 passes), the usual estimate.
 """
 
 import statistics
 import time
 
+import common
+
 TRAIN_FLOPS_PER_FORWARD = 3.0
 SIZE = 2048
 
 
 def matmul_peak(dtype="float32", size=SIZE, runs=5, iterations=10):
-    """Median GFLOP/s of a size x size matmul chain of `dtype` in TensorFlow on this machine."""
+    """Median GFLOP/s of a size x size matmul chain of `dtype` in TensorFlow on this machine's
+    CPU."""
     from aster.tf_setup import tf
 
-    with tf.Graph().as_default():
+    with tf.Graph().as_default(), tf.device("/cpu:0"):  # the CPU's peak, on a GPU machine too
         a = tf.Variable(tf.random.normal([size, size], stddev=0.01))
         b = tf.Variable(tf.random.normal([size, size], stddev=0.01))
         a, b = tf.cast(a, dtype), tf.cast(b, dtype)
@@ -54,17 +58,22 @@ def describe(peaks):
     """One line naming each peak (the line benchmarks/record.py keeps)."""
     bf16 = (f"{peaks['bfloat16']:,.0f} GFLOP/s" if peaks.get("bfloat16") is not None
             else "not measured (no native bfloat16 on this CPU)")
-    return (f"matmul peak (TF, {SIZE}x{SIZE}): float32 {peaks['float32']:,.0f} GFLOP/s, "
+    return (f"matmul peak (TF, {SIZE}x{SIZE}, CPU): float32 {peaks['float32']:,.0f} GFLOP/s, "
             f"bfloat16 {bf16}")
 
 
-def precision(config):
-    """The precision the trainer runs `config` at on this CPU: "bfloat16" or "float32"."""
-    from aster.core import session_options
+def precision(config, num_clones=1):
+    """The precision the trainer runs `config` at here with the benchmarks' deployment
+    (common.deploy_config): on the CPU "bfloat16" (train_config.bfloat16 on a CPU with native
+    bfloat16) or "float32"; with the clone on a GPU "float16 (GPU)" (the same field selects the
+    GPU mixed-precision pass) or "float32 (GPU)", which have no peak here (the peaks are the
+    CPU's)."""
+    from aster.utils import train_session
 
-    if config.train_config.bfloat16 and session_options.cpu_supports_bfloat16():
-        return "bfloat16"
-    return "float32"
+    deploy = common.deploy_config(num_clones)
+    if train_session.clones_on_gpus(deploy):
+        return ("float16" if config.train_config.bfloat16 else "float32") + " (GPU)"
+    return "bfloat16" if train_session.cpu_bfloat16(deploy, config.train_config) else "float32"
 
 
 def config_stats(config):

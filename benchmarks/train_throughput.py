@@ -144,13 +144,12 @@ def time_training(config, num_clones=1, in_memory=True, warmup=3, steps=6, recor
       step_seconds (all timed steps).
     """
     from aster import trainer
-    from aster.utils import model_deploy
 
     batch_size = sum(config.train_config.batch_size)
     config = prepare_config(config, record=record, steps=warmup + steps)
     build_queue = in_memory_queue(config, words) if in_memory else None
     timer = _step_timer(warmup)
-    deploy = model_deploy.DeploymentConfig(num_clones=num_clones, clone_on_cpu=num_clones > 1)
+    deploy = common.deploy_config(num_clones)
     with tempfile.TemporaryDirectory() as folder:
         trainer.train(config, train_dir or folder, deploy, seams=trainer.Seams(
             build_batch_queue=build_queue, extra_hooks=[timer, *hooks]))
@@ -165,10 +164,10 @@ def training_session(config, num_clones=1, words=WORDS):
     session options: the bfloat16 rewrite is per session), variables initialised."""
     from aster import trainer
     from aster.tf_setup import tf
-    from aster.utils import model_deploy, train_session
+    from aster.utils import train_session
 
     seams = trainer.Seams(build_batch_queue=in_memory_queue(config, words))
-    deploy = model_deploy.DeploymentConfig(num_clones=num_clones, clone_on_cpu=num_clones > 1)
+    deploy = common.deploy_config(num_clones)
     graph = tf.Graph()
     with graph.as_default(), tempfile.TemporaryDirectory() as train_dir:
         built = trainer.build_graph(config, train_dir, deploy, seams)
@@ -237,7 +236,7 @@ def _worker(args):
                     result.update(config=args.configs[0], clones=args.clones[0], variant=name,
                                   input="excluded" if in_memory else "included",
                                   repeat=repeat, load=load, forward_flops=forward_flops,
-                                  precision=peaks.precision(run_config))
+                                  precision=peaks.precision(run_config, args.clones[0]))
                     print("RESULT " + json.dumps(result), flush=True)
 
 
@@ -249,7 +248,7 @@ def _interleaved_worker(args, config, variants, forward_flops):
     for name, overrides in variants:
         run_config = prepare_config(config, overrides=overrides)
         runs[name] = training_session(run_config, args.clones[0])
-        precisions[name] = peaks.precision(run_config)
+        precisions[name] = peaks.precision(run_config, args.clones[0])
         batches[name] = sum(run_config.train_config.batch_size)
     seconds = interleave_steps(runs, args.warmup, args.steps * args.repeats)
     first = variants[0][0]

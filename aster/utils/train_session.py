@@ -117,12 +117,17 @@ def _num_gpus():
     return len(tf.config.list_physical_devices("GPU"))
 
 
+def clones_on_gpus(deploy_config):
+    """Whether the clones run on GPUs: placed there (not clone_on_cpu) on a machine that has any.
+    Clones placed on GPUs of a machine without any run on its CPU (soft placement)."""
+    return bool(not deploy_config.clone_on_cpu and _num_gpus() > 0)
+
+
 def gpu_mixed_precision(deploy_config, train_config):
     """Whether training runs in GPU float16 mixed precision: train_config.bfloat16 with the clones
-    on GPUs that this machine has (on CPUs the same option is oneDNN bfloat16; see
-    aster.core.session_options). Clones placed on GPUs of a machine without any run on its CPU
-    (soft placement), so they get the CPU path."""
-    return bool(train_config.bfloat16 and not deploy_config.clone_on_cpu and _num_gpus() > 0)
+    on GPUs (clones_on_gpus; on CPUs the same option is oneDNN bfloat16, see
+    aster.core.session_options)."""
+    return bool(train_config.bfloat16 and clones_on_gpus(deploy_config))
 
 
 def cpu_bfloat16(deploy_config, train_config):
