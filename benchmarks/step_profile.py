@@ -84,7 +84,8 @@ def table(summary, top):
 
 def profile(config_name, batch_size, warmup, overrides):
     """Traces step warmup + 1 of the config; returns summarize()'s dict with the precision it
-    trained at ("float32", or "bfloat16" where the config asks for it and the CPU has it)."""
+    trained at (peaks.precision: "float32", or "bfloat16" where the config asks for it and the
+    CPU has it; "(GPU)" after the precision when the clone runs on a GPU)."""
     from aster.utils import config_util
 
     config = config_util.load_pipeline_config(os.path.join(common.ROOT, "configs",
