@@ -160,7 +160,7 @@ def gradients(config, checkpoint, batches, bfloat16):
     from aster.utils import config_util, train_session
 
     config = config_util.merge_overrides(
-        config, assignments=[f"train_config.bfloat16={'true' if bfloat16 else 'false'}"])
+        config, assignments=[common.bfloat16_assignment(bfloat16)])
     deploy = common.deploy_config(1)
     fixed = FixedBatches(batches[0])
     graph = tf.Graph()

@@ -86,7 +86,7 @@ def precision_overrides(precision):
     """The assignment that trains at `precision` ("fp32" or "bf16") whatever the config says:
     train_config.bfloat16 is set both ways (the demo config trains in bfloat16, so "fp32" must
     turn it off)."""
-    return [f"train_config.bfloat16={str(precision == 'bf16').lower()}"]
+    return [common.bfloat16_assignment(precision == "bf16")]
 
 
 def run(config, patches, precisions, repeats, warmup, steps, report=print,

@@ -36,6 +36,12 @@ def machine():
             f"TF_ENABLE_ONEDNN_OPTS={onednn}"), load
 
 
+def bfloat16_assignment(on):
+    """The config assignment that trains in bfloat16 (on) or float32, whatever the config says
+    (the demo config trains in bfloat16)."""
+    return f"train_config.bfloat16={'true' if on else 'false'}"
+
+
 def deploy_config(num_clones=1):
     """The deployment the benchmarks train with: one clone on the machine's default device (GPU:0
     where it has a GPU), several as logical CPU devices."""

@@ -19,10 +19,9 @@ import train_throughput
 from aster.utils import config_util
 
 
-def train_step_rate(config, batch_size, warmup, steps, overrides=()):
+def train_step_rate(config, warmup, steps):
     """Median images/s of the trainer's step on in-memory batches (train_throughput's timing:
     the config's optimizer, summaries and hooks, input pipeline excluded)."""
-    config = train_throughput.prepare_config(config, batch_size=batch_size, overrides=overrides)
     return train_throughput.time_training(config, num_clones=1, in_memory=True, warmup=warmup,
                                           steps=steps)["images_per_sec"]
 
@@ -50,10 +49,11 @@ def main(argv=None):
         config = config_util.load_pipeline_config(f"{common.ROOT}/configs/{name}.config")
         stats = peaks_lib.config_stats(config)
         for precision in precisions:
-            overrides = [f"train_config.bfloat16={str(precision == 'bfloat16').lower()}"]
-            rate = train_step_rate(config, args.batch_size, args.warmup, args.steps, overrides)
-            ran_at = peaks_lib.precision(train_throughput.prepare_config(config,
-                                                                         overrides=overrides))
+            run_config = train_throughput.prepare_config(
+                config, batch_size=args.batch_size,
+                overrides=[common.bfloat16_assignment(precision == "bfloat16")])
+            rate = train_step_rate(run_config, args.warmup, args.steps)
+            ran_at = peaks_lib.precision(run_config)
             achieved = peaks_lib.achieved_gflops(rate, stats["forward_flops"])
             fraction = peaks_lib.fraction_of_peak(rate, stats["forward_flops"], peaks, ran_at)
             table.append(f"| {name} | {stats['parameters']:,} | "
