@@ -62,6 +62,9 @@ setup(
     description="ASTER scene text recognition (TPS + attention) in TF1 graph style on TF 2.21",
     python_requires=">=3.11,<3.12",
     packages=find_packages(include=["aster", "aster.*"]),
+    # The shipped base model (make pretrain): aster-demo, aster-export and aster-eval read with it
+    # by default (aster/pretrained.py), so wheels and sdists carry it.
+    package_data={"aster": ["models/*/*"]},
     install_requires=[
         "tensorflow==2.21.0",
         "tf-keras==2.21.0",

@@ -1,12 +1,15 @@
-"""aster-demo: reads the text in word images with a checkpoint or an exported SavedModel.
+"""aster-demo: reads the text in word images with the shipped model, a checkpoint or a SavedModel.
 
-    aster-demo --checkpoint_path runs/demo_cpu [--pipeline_config_path CONFIG] word1.png word2.jpg
+    aster-demo word1.png word2.jpg                     # the shipped base model (aster_base)
+    aster-demo --checkpoint_path runs/demo_cpu [--pipeline_config_path CONFIG] word1.png
     aster-demo --saved_model_dir exported/aster word1.png [--output_dir out/]
 
-Prints one line per image, `<path>\\t<text>\\t<score>` (score = log-probability), and saves the
-rectified image as `<name>_rectified.png` beside each input (or in --output_dir). A checkpoint
-path may be a training folder (its newest checkpoint is used); its config defaults to the
-pipeline.config beside it. An image that cannot be read is reported on stderr and skipped.
+Prints one line per image, `<path>\\t<text>\\t<score>` (score = log-probability). Writes no
+file unless --output_dir is given; then the rectified image of each input goes there as
+`<name>_rectified.png`. Without a model flag it reads with the base model shipped in the package
+(aster/models/aster_base, see its MODEL_CARD.md). A checkpoint path may be a training or model
+folder (its newest checkpoint is used); its config defaults to the pipeline.config beside it. An
+image that cannot be read is reported on stderr and skipped.
 
 Exit status: 0 when every image was read, 2 on a config error or bad usage, 1 when any image
 failed or on a checkpoint problem.
@@ -20,20 +23,21 @@ import sys
 import numpy as np
 from PIL import Image
 
+from aster import pretrained
 from aster.utils import cli, cli_logging, config_util
 
 
-def rectified_path(image_path, output_dir=""):
-    """Where the rectified image of `image_path` goes."""
+def rectified_path(image_path, output_dir):
+    """Where the rectified image of `image_path` goes in output_dir."""
     stem = os.path.splitext(os.path.basename(image_path))[0]
-    folder = output_dir or os.path.dirname(os.path.abspath(image_path))
-    return os.path.join(folder, f"{stem}_rectified.png")
+    return os.path.join(output_dir, f"{stem}_rectified.png")
 
 
 def run_demo(predictor, image_paths, output_dir="", batch_size=16, out=None):
     """Recognizes the images; prints and returns [(path, text, score, rectified_path or None)].
 
-    Unreadable images are reported on stderr and left out.
+    The rectified images are written only when output_dir is given. Unreadable images are
+    reported on stderr and left out.
     """
     from aster import inference
     from aster.utils import visualization
@@ -52,7 +56,7 @@ def run_demo(predictor, image_paths, output_dir="", batch_size=16, out=None):
             text = outputs["text"][i].decode("utf-8", errors="replace")
             score = float(outputs["scores"][i])
             saved = None
-            if "rectified_images" in outputs:
+            if output_dir and "rectified_images" in outputs:
                 saved = rectified_path(path, output_dir)
                 pixels = visualization.to_uint8(np.asarray(outputs["rectified_images"][i]),
                                                 (-1.0, 1.0))
@@ -65,14 +69,17 @@ def run_demo(predictor, image_paths, output_dir="", batch_size=16, out=None):
 def build_parser():
     parser = argparse.ArgumentParser(prog="aster-demo", description=__doc__.split("\n")[0])
     parser.add_argument("images", nargs="+", help="image files (PNG, JPEG, ...)")
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--checkpoint_path", help="checkpoint prefix or training folder")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--checkpoint_path",
+                        help="checkpoint prefix, training or model folder (default: the shipped "
+                             f"base model, {pretrained.DEFAULT_MODEL})")
     source.add_argument("--saved_model_dir", help="a SavedModel written by aster-export")
     parser.add_argument("--pipeline_config_path", default="",
                         help="pipeline config for --checkpoint_path (default: the "
                              "pipeline.config beside the checkpoint)")
     parser.add_argument("--output_dir", default="",
-                        help="where rectified images go (default: beside each image)")
+                        help="write each image's rectified image here as <name>_rectified.png "
+                             "(default: write no file)")
     parser.add_argument("--batch_size", type=int, default=16, help="images per run")
     cli.add_override_flags(parser)
     cli.add_verbose_flag(parser)
@@ -98,9 +105,10 @@ def main(argv=None):
         if args.saved_model_dir:
             predictor = inference.SavedModelPredictor(args.saved_model_dir)
         else:
+            checkpoint, config_path = pretrained.or_default(args.checkpoint_path,
+                                                            args.pipeline_config_path)
             checkpoint, config = inference.resolve_checkpoint(
-                args.checkpoint_path, args.pipeline_config_path, args.config_override,
-                args.assignments)
+                checkpoint, config_path, args.config_override, args.assignments)
             predictor = inference.CheckpointPredictor(config, checkpoint)
         try:
             _, errors = run_demo(predictor, args.images, args.output_dir, args.batch_size)

@@ -5,6 +5,11 @@
     aster-eval ... --checkpoint_path TRAIN_DIR/model.ckpt-1000
     aster-eval ... --set eval_config.protocol=62 --set eval_config.batch_size=64
     aster-eval ... --run_once --labels_file my_crops/labels.txt   # your own labelled crops
+    aster-eval --eval_dir out --labels_file my_crops/labels.txt   # the shipped base model
+
+Without --checkpoint_dir and --checkpoint_path it evaluates the base model shipped in the package
+(aster_base) with its own pipeline.config (unless --pipeline_config_path is given); that config's
+datasets are `make pretrain`'s data/base sets, relative to the repository root.
 
 --labels_file evaluates a folder of word images instead of the config's eval_input_readers:
 one `relative/path.png<TAB>text` line per image (the `aster-convert folder` format; paths are
@@ -24,6 +29,7 @@ import argparse
 import os
 import sys
 
+from aster import pretrained
 from aster.utils import cli_logging
 from aster.utils.cli import (
     add_override_flags,
@@ -35,9 +41,12 @@ from aster.utils.cli import (
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="aster-eval", description=__doc__.split("\n")[0])
-    parser.add_argument("--pipeline_config_path", required=True, help="pipeline config file")
+    parser.add_argument("--pipeline_config_path", default="",
+                        help="pipeline config file (required with --checkpoint_dir or "
+                             "--checkpoint_path; default: the shipped model's)")
     parser.add_argument("--checkpoint_dir", default="",
-                        help="training folder whose checkpoints are evaluated")
+                        help="training folder whose checkpoints are evaluated (default, with no "
+                             "--checkpoint_path: the shipped base model)")
     parser.add_argument("--eval_dir", required=True, help="where reports and summaries go")
     parser.add_argument("--run_once", action="store_true",
                         help="evaluate only the newest checkpoint of --checkpoint_dir")
@@ -91,12 +100,19 @@ def use_labelled_folder(config, labels_file, image_dir, eval_dir):
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if (args.checkpoint_dir or args.checkpoint_path) and not args.pipeline_config_path:
+        parser.error("--pipeline_config_path is required with --checkpoint_dir or "
+                     "--checkpoint_path")
     cli_logging.configure(verbose=args.verbose)
     from aster import eval_reports, evaluator
     from aster.utils import checkpoints, config_util
 
     try:
+        if not args.checkpoint_dir:
+            args.checkpoint_path, args.pipeline_config_path = pretrained.or_default(
+                args.checkpoint_path, args.pipeline_config_path)
         config = load_with_overrides(args)
         if args.labels_file:
             use_labelled_folder(config, args.labels_file, args.image_dir, args.eval_dir)

@@ -3,6 +3,9 @@
     aster-export --pipeline_config_path CONFIG --checkpoint_path TRAIN_DIR/model.ckpt-1000 \\
                  --output_dir exported/aster [--format saved_model|tflite|onnx] \\
                  [--decoding greedy|beam] [--quantize none|float16|dynamic_int8]
+    aster-export --output_dir exported/aster_base    # the shipped base model
+
+Without --checkpoint_path it exports the base model shipped in the package (aster_base).
 
 --format saved_model (the default): encoded image bytes in, text out, loadable with TensorFlow
 alone (aster/saved_model_export.py has the signature). tflite and onnx: uint8 [N, h, w, 3] images
@@ -15,7 +18,7 @@ those two (--quantize to tflite only).
 import argparse
 import sys
 
-from aster import lite_export, onnx_export, saved_model_export
+from aster import lite_export, onnx_export, pretrained, saved_model_export
 from aster.inference import resolve_checkpoint
 from aster.utils import checkpoints, cli, cli_logging, config_util
 
@@ -26,8 +29,9 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="aster-export", description=__doc__.split("\n")[0])
     parser.add_argument("--pipeline_config_path", default="",
                         help="pipeline config (default: pipeline.config beside the checkpoint)")
-    parser.add_argument("--checkpoint_path", required=True,
-                        help="checkpoint prefix, or a training folder (its newest checkpoint)")
+    parser.add_argument("--checkpoint_path", default="",
+                        help="checkpoint prefix, or a training or model folder (its newest "
+                             "checkpoint); default: the shipped base model")
     parser.add_argument("--output_dir", required=True, help="folder to create")
     parser.add_argument("--format", choices=("saved_model", *EXPORTERS), default="saved_model")
     parser.add_argument("--decoding", choices=lite_export.DECODINGS, default="greedy",
@@ -44,8 +48,10 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     cli_logging.configure(verbose=args.verbose)
     try:
-        checkpoint, config = resolve_checkpoint(args.checkpoint_path, args.pipeline_config_path,
-                                                args.config_override, args.assignments)
+        checkpoint, config_path = pretrained.or_default(args.checkpoint_path,
+                                                        args.pipeline_config_path)
+        checkpoint, config = resolve_checkpoint(checkpoint, config_path, args.config_override,
+                                                args.assignments)
         if args.format in EXPORTERS:
             EXPORTERS[args.format](config, checkpoint, args.output_dir, args.decoding,
                                    args.quantize, overwrite=args.overwrite)

@@ -117,8 +117,10 @@ def decode_and_resize(image_bytes, height, width, steps=()):
     """Decodes a [B] string tensor of encoded images to [B, height, width, 3] float32 in [0, 255].
 
     Each image is decoded to RGB (alpha dropped, gray expanded), passed through `steps` (the
-    eval_config.data_preprocessing_steps, as the evaluator applies them) and resized with bilinear
-    interpolation to height x width (a no-op when the steps already produced that size).
+    eval_config.data_preprocessing_steps, as the evaluator applies them) and resized to height x
+    width with antialiased bilinear interpolation (the default of the resize_image step: a crop
+    larger than the model's input is averaged, not sampled; a no-op when the steps already
+    produced that size).
 
     Args:
       image_bytes: [B] string tensor of encoded images.
@@ -136,7 +138,9 @@ def decode_and_resize(image_bytes, height, width, steps=()):
         example = {Fields.image: tf.cast(image, tf.float32),
                    Fields.groundtruth_text: tf.constant("")}  # for text steps; unused
         image = preprocessor.preprocess(example, list(steps))[Fields.image]
-        image = tf.image.resize(image, [height, width])
+        # Not preprocessor_geometry.resize_image: that clips to [0, 255], and a step may have
+        # mapped the pixels elsewhere; antialiased bilinear weights are >= 0 and never overshoot.
+        image = tf.compat.v2.image.resize(image, [height, width], "bilinear", antialias=True)
         return tf.reshape(image, [height, width, 3])
 
     return tf.map_fn(decode_one, image_bytes, dtype=tf.float32, back_prop=False)

@@ -13,6 +13,10 @@ aster.inference.fixed_size_uint8_input and uses TFLite's built-in operators only
              scores          [N] float32 its log-probability (higher is better)
              control_points  [N, K, 2] float32 normalised (x, y) ([N, 0, 2] without rectifier)
 
+model.json's "resize" (resize_metadata) says how to resize: as the eval_config's resize_image
+step does (antialiased bilinear unless the config says otherwise), which recognizer.py's
+resize_for_model and Recognizer.predict_images do with Pillow.
+
 Decoding: "greedy" (the default) exports every predictor with beam_width 1; "beam" keeps the
 config's beam widths. The model code keeps to ops TFLite has built-in kernels for (greedy decoding
 carries its labels in a tensor, not a TensorArray; label lengths are counted with a cumsum); two
@@ -33,6 +37,8 @@ import shutil
 import numpy as np
 
 from aster import inference, lite_runtime
+from aster.builders import preprocessor_builder
+from aster.core import preprocessor_geometry as geometry
 from aster.core.standard_fields import PredictionFields
 from aster.meta_architectures.multi_predictors_recognition_model import PREDICTOR_OUTPUTS
 from aster.tf_setup import tf
@@ -68,6 +74,37 @@ def decoding_config(pipeline_config, decoding):
             if kind is not None:
                 getattr(predictor, kind).beam_width = 1
     return config
+
+
+def resize_metadata(pipeline_config):
+    """How a caller must resize an image to the model's input, for model.json's "resize".
+
+    The checkpoint and the SavedModel resize with the last resize_image step of
+    eval_config.data_preprocessing_steps (then to the input size with antialiased bilinear,
+    aster.inference.decode_and_resize); the TFLite and ONNX models take images already resized,
+    so model.json names that step's method and antialias (what tf.image.resize does with them:
+    "nearest" never antialiases, "area" always averages), or antialiased bilinear without one.
+
+    Returns:
+      dict: method (one of preprocessor_geometry.RESIZE_METHODS), antialias (bool), height,
+      width (the model's input size) and a note for the reader.
+
+    Raises:
+      ValueError: an eval_config.data_preprocessing_steps entry that does not build.
+    """
+    method, antialias = "bilinear", True
+    steps = preprocessor_builder.build_steps(pipeline_config.eval_config.data_preprocessing_steps,
+                                             "eval_config.data_preprocessing_steps")
+    for function, kwargs in steps:
+        if function is geometry.resize_image:
+            method = kwargs["method"]
+            antialias = method == "area" or (kwargs["antialias"] and method != "nearest")
+    height, width = inference.model_input_size(pipeline_config.model)
+    note = (f"resize each RGB image to {width}x{height} as tf.image.resize(method={method!r}, "
+            f"antialias={antialias}) does, then round to uint8; recognizer.py's "
+            "resize_for_model and Recognizer.predict_images do it with Pillow")
+    return {"method": method, "antialias": antialias, "height": height, "width": width,
+            "note": note}
 
 
 def label_map_metadata(model):
@@ -248,6 +285,7 @@ def export_tflite(pipeline_config, checkpoint_path, output_dir, decoding="greedy
         "format": "tflite", "model_file": MODEL_FILE, "op_set": "TFLITE_BUILTINS",
         "input": {"name": inference.INPUT_KEY, "dtype": "uint8", "height": height,
                   "width": width, "channels": 3},
+        "resize": resize_metadata(config),
         "outputs": list(OUTPUT_NAMES), "labels": labels, "decoding": decoding,
         "quantize": quantize, "checkpoint": os.path.basename(checkpoint_path),
         "tensorflow": tf.version.VERSION,

@@ -7,10 +7,13 @@ neither this package nor TensorFlow (it imports nothing from either):
     from recognizer import Recognizer
     recognizer = Recognizer("exported/aster_tflite")
     out = recognizer.predict(images)   # uint8 [N, height, width, 3] RGB, already resized
+    out = recognizer.predict_images([Image.open("word.png"), array])  # any size; needs Pillow
     out["text"], out["scores"], out["labels"], out["control_points"]
 
-The folder's model.json gives the contract (input size, outputs, label map); Recognizer checks
-every batch against it before running the model and raises ValueError naming what was expected.
+The folder's model.json gives the contract (input size, how to resize, outputs, label map);
+Recognizer checks every batch against it before running the model and raises ValueError naming
+what was expected. resize_for_model resizes one image as model.json's "resize" says (Pillow,
+imported only there).
 """
 
 import json
@@ -82,8 +85,84 @@ def check_images(images, height, width):
     if array.ndim != 4 or tuple(array.shape[1:]) != (height, width, 3):
         hint = " (add a batch axis for one image)" if array.ndim == 3 else ""
         raise ValueError(f"images: expected shape [N, {height}, {width}, 3] (resize to "
-                         f"{width}x{height} first){hint}, got {list(array.shape)}")
+                         f"{width}x{height} first, e.g. with predict_images){hint}, got "
+                         f"{list(array.shape)}")
     return np.ascontiguousarray(array)
+
+
+def _describe(value):
+    """A short description of a value for error messages: its type, dtype and shape."""
+    if isinstance(value, np.ndarray):
+        return f"an array of {value.dtype} {list(value.shape)}"
+    return type(value).__name__
+
+
+def _as_rgb(image, pil_image):
+    """A PIL RGB image of a PIL image (any mode) or a uint8 [H, W] or [H, W, 1|3|4] array."""
+    if isinstance(image, pil_image.Image):
+        return image.convert("RGB")
+    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or not (
+            image.ndim == 2 or image.ndim == 3 and image.shape[2] in (1, 3, 4)):
+        raise ValueError("image: expected a PIL image or a uint8 array [H, W] or [H, W, 3] (or 4 "
+                         f"channels, alpha dropped), got {_describe(image)} (open image files "
+                         "with Pillow first)")
+    if image.ndim == 3:
+        image = image[..., 0] if image.shape[2] == 1 else image[..., :3]
+    return pil_image.fromarray(np.ascontiguousarray(image)).convert("RGB")
+
+
+def resize_for_model(image, metadata):
+    """One image of any size as the model takes it, resized as model.json's "resize" says.
+
+    Pillow's resize widens its filter by the reduction factor when shrinking, which is
+    tf.image.resize's antialias: "bilinear" and "bicubic" match TensorFlow to rounding, "nearest"
+    exactly, "area" becomes Pillow's box filter (pixels cut by a box edge weigh a little
+    differently). Folders exported before model.json had "resize" get antialiased bilinear.
+
+    Args:
+      image: a PIL image (any mode; converted to RGB) or a uint8 array [H, W] (gray),
+        [H, W, 3] (RGB) or [H, W, 4] (alpha dropped), of any size.
+      metadata: model.json as a dict (Recognizer.metadata).
+
+    Returns:
+      uint8 [height, width, 3] RGB.
+
+    Raises:
+      ValueError: no Pillow, not an image, an unknown method, or a shrink without antialias
+        (which Pillow cannot do).
+    """
+    try:
+        from PIL import Image
+    except ImportError as e:
+        raise ValueError("resize_for_model needs Pillow (pip install pillow), or resize the "
+                         "images yourself as model.json's \"resize\" says") from e
+    spec = {"method": "bilinear", "antialias": True, "height": metadata["input"]["height"],
+            "width": metadata["input"]["width"], **metadata.get("resize", {})}
+    filters = {"bilinear": Image.BILINEAR, "bicubic": Image.BICUBIC, "area": Image.BOX,
+               "nearest": Image.NEAREST}
+    method, height, width = spec["method"], spec["height"], spec["width"]
+    if method not in filters:
+        raise ValueError(f"model.json resize method {method!r}: expected one of {sorted(filters)}")
+    rgb = _as_rgb(image, Image)
+    shrinks = rgb.height > height or rgb.width > width
+    if not spec["antialias"] and method in ("bilinear", "bicubic") and shrinks:
+        raise ValueError(f"model.json asks for {method} without antialias, which Pillow cannot do "
+                         f"when shrinking ({rgb.width}x{rgb.height} to {width}x{height}); resize "
+                         "as tf.image.resize(antialias=False) does and call predict")
+    return np.asarray(rgb.resize((width, height), filters[method], reducing_gap=None), np.uint8)
+
+
+def resize_batch(images, metadata):
+    """resize_for_model of each image of a list (or of a [N, H, W, C] array).
+
+    Raises:
+      ValueError: one image instead of a list, or see resize_for_model.
+    """
+    if not isinstance(images, (list, tuple, np.ndarray)) or (isinstance(images, np.ndarray)
+                                                             and images.ndim != 4):
+        raise ValueError(f"images: expected a list of images, got {_describe(images)} (wrap one "
+                         "image in a list)")
+    return [resize_for_model(image, metadata) for image in images]
 
 
 def open_export(model_dir, expected_format):
@@ -155,3 +234,17 @@ class Recognizer:
         self._interpreter.invoke()
         return add_text({name: self._interpreter.get_tensor(index).copy()
                          for name, index in self._outputs.items()}, self.metadata)
+
+    def predict_images(self, images):
+        """Recognises images of any size: resize_for_model on each, then predict.
+
+        Args:
+          images: list of PIL images or uint8 arrays [H, W(, 3)] (see resize_for_model).
+
+        Returns:
+          see predict.
+
+        Raises:
+          ValueError: see resize_batch and check_images.
+        """
+        return self.predict(resize_batch(images, self.metadata))

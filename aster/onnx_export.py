@@ -15,6 +15,9 @@ aster.inference.fixed_size_uint8_input, float64 rewritten to float32), converted
              scores          [N] float32 its log-probability (higher is better)
              control_points  [N, K, 2] float32 normalised (x, y) ([N, 0, 2] without rectifier)
 
+model.json's "resize" says how to resize (lite_export.resize_metadata); recognizer.py's
+Recognizer.predict_images takes images of any size and resizes them so.
+
 The decoders' while loops become ONNX Loop operators. tf2onnx converts OneHot with rank-1
 indices only, so the decoders build their one-hot rows from [1] index tensors; they carry their
 labels in a [B, max_steps] tensor, not a TensorArray. tf2onnx names tensors "images:0",
@@ -101,6 +104,7 @@ def export_onnx(pipeline_config, checkpoint_path, output_dir, decoding="greedy",
         "format": "onnx", "model_file": MODEL_FILE, "opset": OPSET,
         "input": {"name": inference.INPUT_KEY, "dtype": "uint8", "height": height,
                   "width": width, "channels": 3},
+        "resize": lite_export.resize_metadata(config),
         "outputs": list(lite_export.OUTPUT_NAMES), "labels": labels, "decoding": decoding,
         "checkpoint": os.path.basename(checkpoint_path), "tensorflow": tf.version.VERSION,
         "converter": f"{model.producer_name} {model.producer_version}",

@@ -8,14 +8,19 @@ TensorFlow:
     from recognizer import Recognizer
     recognizer = Recognizer("exported/aster_onnx")
     out = recognizer.predict(images)   # uint8 [N, height, width, 3] RGB, already resized
+    out = recognizer.predict_images([Image.open("word.png"), array])  # any size; needs Pillow
     out["text"], out["scores"], out["labels"], out["control_points"]
+
+resize_for_model (lite_runtime's, re-exported here) resizes one image as model.json says.
 """
 
 
 if __package__:  # aster.onnx_runtime
-    from .lite_runtime import add_text, check_images, open_export
+    from .lite_runtime import add_text, check_images, open_export, resize_batch, resize_for_model
 else:  # recognizer.py in an exported folder
-    from lite_runtime import add_text, check_images, open_export
+    from lite_runtime import add_text, check_images, open_export, resize_batch, resize_for_model
+
+__all__ = ["Recognizer", "resize_for_model"]
 
 
 class Recognizer:
@@ -52,3 +57,11 @@ class Recognizer:
         names = self.metadata["outputs"]
         values = self._session.run(names, {self.metadata["input"]["name"]: batch})
         return add_text(dict(zip(names, values, strict=True)), self.metadata)
+
+    def predict_images(self, images):
+        """Recognises images of any size: see lite_runtime.Recognizer.predict_images.
+
+        Raises:
+          ValueError: see lite_runtime.resize_batch and lite_runtime.check_images.
+        """
+        return self.predict(resize_batch(images, self.metadata))

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from aster.builders import input_reader_builder, optimizer_builder
 from aster.core import conv_gradients
 from aster.core.standard_fields import InputDataFields
+from aster.readers import paths
 from aster.tf_setup import tf
 from aster.utils import (
     config_checks,
@@ -292,6 +293,48 @@ def _warn_schedule_end(train_config):
             train_config.num_steps, end, train_config.num_steps - end, field)
 
 
+# A training reader whose images one run shows more often than this is named in a warning: a few
+# hundred crops fine-tuned for thousands of steps are memorised, not learned from.
+REPEAT_WARNING = 20
+# Readers of fewer bytes than this are counted record by record (a fraction of a second); larger
+# ones are left alone (their images repeat less, and counting would take long).
+COUNTED_READER_BYTES = 64 << 20
+
+
+def reader_repeats(pipeline_config):
+    """[(reader index, input_path, images, times each image is shown)] of the small TFRecord
+    training readers, over train_config.num_steps with their batch_size entries."""
+    train_config = pipeline_config.train_config
+    if not train_config.num_steps:
+        return []
+    found = []
+    for i, (reader, batch) in enumerate(zip(pipeline_config.train_input_reader,
+                                            train_config.batch_size, strict=False)):
+        if reader.WhichOneof("input_reader") != "tf_record_input_reader":
+            continue
+        pattern = reader.tf_record_input_reader.input_path
+        try:
+            files = paths.expand_paths(pattern, f"train_input_reader[{i}]")
+            if sum(tf.io.gfile.stat(f).length for f in files) > COUNTED_READER_BYTES:
+                continue
+            count = sum(1 for f in files for _ in tf.compat.v1.io.tf_record_iterator(f))
+        except (ValueError, tf.errors.OpError):  # reported where the reader is built
+            continue
+        if count:
+            found.append((i, pattern, count, train_config.num_steps * batch / count))
+    return found
+
+
+def _warn_repeats(pipeline_config):
+    for i, pattern, count, repeats in reader_repeats(pipeline_config):
+        if repeats > REPEAT_WARNING:
+            _LOG.warning(
+                "train_input_reader[%d] (%s) has %d images: %d steps show each of them ~%.0f "
+                "times, so the model may memorise them; mix in a larger reader (README, "
+                "\"Fine-tuning\") or train fewer steps", i, pattern, count,
+                pipeline_config.train_config.num_steps, repeats)
+
+
 def _run(creator, all_hooks, evaluator, graph, train_dir):
     """The session loop; the in-training evaluator finishes (or, on an error, its running
     evaluation does and a waiting one is dropped)."""
@@ -326,6 +369,7 @@ def train(pipeline_config, train_dir, deploy_config=None, *, cluster=None, seams
     # The run-time fields (intervals, hooks, sync replicas); the builders check their own parts.
     config_checks.check(train_config, "train_config")
     _warn_schedule_end(train_config)
+    _warn_repeats(pipeline_config)
     deploy_config = deploy_config or model_deploy.DeploymentConfig()
     cluster = cluster or ClusterRole()
     seams = seams or Seams()

@@ -27,6 +27,7 @@ def test_onnx_greedy_parity_with_checkpoint_without_tensorflow(tmp_path):
     assert metadata["input"] == {"name": "images", "dtype": "uint8", "height": 32, "width": 64,
                                  "channels": 3}
     assert metadata["format"] == "onnx" and metadata["decoding"] == "greedy"
+    assert (metadata["resize"]["method"], metadata["resize"]["antialias"]) == ("bilinear", True)
     export_parity.assert_parity(config, ckpt, out_dir, tmp_path, 56)
 
 
@@ -58,3 +59,7 @@ def test_recognizer_refuses_a_folder_of_another_format(tmp_path):
         onnx_runtime.Recognizer(str(tmp_path))
     with pytest.raises(ValueError, match="model.json: cannot read"):
         onnx_runtime.Recognizer(str(tmp_path / "missing"))
+
+
+def test_onnx_runtime_offers_the_same_resize_for_model():
+    assert onnx_runtime.resize_for_model is lite_runtime.resize_for_model

@@ -159,6 +159,26 @@ def test_decode_and_resize_applies_eval_preprocessing_steps():
     assert np.allclose(out[..., 0], out[..., 1]) and out[..., 0].max() < 150  # gray, not red
 
 
+def test_decode_and_resize_antialiases_and_keeps_the_steps_resize():
+    from aster.builders import preprocessor_builder
+    from aster.core import preprocessor_geometry as geometry
+
+    rows, cols = np.indices((160, 320))  # a 1-pixel checkerboard, 5 times the tiny input size
+    board = np.repeat(((rows + cols) % 2 * 255).astype(np.uint8)[..., None], 3, axis=2)
+    buffer = io.BytesIO()
+    Image.fromarray(board).save(buffer, format="PNG")
+    steps = preprocessor_builder.build_steps(tiny_config().eval_config.data_preprocessing_steps)
+    with tf.Graph().as_default():
+        encoded = tf.constant([buffer.getvalue()])
+        plain = inference.decode_and_resize(encoded, 32, 64)
+        stepped = inference.decode_and_resize(encoded, 32, 64, steps)
+        direct = geometry.resize_image(tf.constant(board, tf.float32), 32, 64)
+        with tf.Session() as sess:
+            plain, stepped, direct = sess.run([plain, stepped, direct])
+    assert np.abs(plain - 127.5).max() < 5.0  # averaged, not sampled: no checkerboard left
+    np.testing.assert_allclose(stepped[0], direct, atol=1e-3)  # the final resize is a no-op
+
+
 @pytest.mark.skipif(not session_options.cpu_supports_bfloat16(), reason="no native bfloat16")
 def test_checkpoint_predictor_session_config_bfloat16_close_to_float32(tmp_path):
     config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))

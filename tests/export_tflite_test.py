@@ -3,13 +3,17 @@ checkpoint under ai-edge-litert in a process without `aster` or TensorFlow, and 
 input checks."""
 
 import os
+import sys
 
 import export_parity
 import numpy as np
 import pytest
 from export_test import ROOT, _random_tiny_checkpoint, tiny_config
+from PIL import Image
 
 from aster import export, lite_export, lite_runtime
+from aster.core import preprocessor_geometry as geometry
+from aster.tf_setup import tf
 
 pytest.importorskip("ai_edge_litert", reason="the tflite extra (ai-edge-litert) is not installed")
 
@@ -27,6 +31,8 @@ def test_tflite_greedy_parity_with_checkpoint_without_tensorflow(tmp_path):
     assert metadata["input"] == {"name": "images", "dtype": "uint8", "height": 32, "width": 64,
                                  "channels": 3}
     assert metadata["decoding"] == "greedy" and metadata["op_set"] == "TFLITE_BUILTINS"
+    assert {k: v for k, v in metadata["resize"].items() if k != "note"} == {
+        "method": "bilinear", "antialias": True, "height": 32, "width": 64}
     export_parity.assert_parity(config, ckpt, out_dir, tmp_path, NUM_IMAGES)
 
 
@@ -85,6 +91,108 @@ def test_check_images_rejects_bad_input_with_what_was_expected(images, message):
 def test_check_images_accepts_a_list_of_images():
     batch = lite_runtime.check_images([np.zeros((32, 64, 3), np.uint8)] * 2, 32, 64)
     assert batch.shape == (2, 32, 64, 3) and batch.dtype == np.uint8
+
+
+def _set_resize(**fields):
+    def edit(config):
+        for name, value in fields.items():
+            step = config.eval_config.data_preprocessing_steps[0].resize_image
+            setattr(step, name, getattr(step, value) if isinstance(value, str) else value)
+    return edit
+
+
+def _no_resize_step(config):
+    del config.eval_config.data_preprocessing_steps[0]
+
+
+@pytest.mark.parametrize("edit, method, antialias", [
+    (None, "bilinear", True),
+    (_set_resize(antialias=False), "bilinear", False),
+    (_set_resize(method="BICUBIC"), "bicubic", True),
+    (_set_resize(method="NEAREST_NEIGHBOR"), "nearest", False),  # never antialiased
+    (_set_resize(method="AREA", antialias=False), "area", True),  # always averages
+    (_no_resize_step, "bilinear", True),  # decode_and_resize's own resize
+])
+def test_resize_metadata_follows_the_eval_resize_step(edit, method, antialias):
+    config = tiny_config()
+    if edit is not None:
+        edit(config)
+    resize = lite_export.resize_metadata(config)
+    assert (resize["method"], resize["antialias"], resize["height"], resize["width"]) == (
+        method, antialias, 32, 64)
+    assert f"method={method!r}, antialias={antialias}" in resize["note"]
+
+
+def _metadata(method="bilinear", antialias=True, height=32, width=100):
+    return {"input": {"height": height, "width": width},
+            "resize": {"method": method, "antialias": antialias, "height": height, "width": width}}
+
+
+def _large_image(height=157, width=503):
+    """uint8 [height, width, 3]: smoothed noise (so that rounding, not detail, dominates)."""
+    noise = np.random.default_rng(0).integers(0, 256, (height // 4, width // 4, 3), np.uint8)
+    return np.asarray(Image.fromarray(noise).resize((width, height), Image.BICUBIC))
+
+
+# Pillow rounds (and clips) to uint8 between its horizontal and vertical passes too, which
+# bicubic's negative lobes make count now and then.
+@pytest.mark.parametrize("method, tolerance", [("bilinear", 1.5), ("bicubic", 6.0),
+                                               ("nearest", 0.0)])
+def test_resize_for_model_matches_tensorflow_resize_image(method, tolerance):
+    image = _large_image()
+    got = lite_runtime.resize_for_model(image, _metadata(method))
+    with tf.Graph().as_default(), tf.Session() as sess:
+        expected = sess.run(geometry.resize_image(tf.constant(image, tf.float32), 32, 100, method))
+    assert got.shape == (32, 100, 3) and got.dtype == np.uint8
+    difference = np.abs(got - expected)
+    assert difference.max() <= tolerance and difference.mean() < 0.5, difference.max()
+
+
+def test_resize_for_model_takes_pil_images_and_arrays_of_any_mode():
+    gray = np.full((90, 300), 200, np.uint8)
+    rgba = np.dstack([np.full((20, 30, 3), 200, np.uint8), np.zeros((20, 30), np.uint8)])
+    images = [gray, gray[..., None], np.dstack([gray] * 3), rgba, Image.fromarray(gray),
+              Image.fromarray(rgba)]
+    metadata = _metadata(height=32, width=64)
+    del metadata["resize"]  # a folder exported before model.json said how: antialiased bilinear
+    for image in images:
+        out = lite_runtime.resize_for_model(image, metadata)
+        assert out.shape == (32, 64, 3) and out.dtype == np.uint8 and np.all(out == 200)
+
+
+def test_resize_for_model_enlarges_without_antialias():
+    out = lite_runtime.resize_for_model(np.zeros((10, 20, 3), np.uint8), _metadata(antialias=False))
+    assert out.shape == (32, 100, 3)
+
+
+@pytest.mark.parametrize("image, metadata, message", [
+    ("word.png", _metadata(), "expected a PIL image or a uint8 array.*got str.*with Pillow first"),
+    (np.zeros((40, 80, 3), np.float32), _metadata(), r"got an array of float32 \[40, 80, 3\]"),
+    (np.zeros((40, 80, 2), np.uint8), _metadata(), r"got an array of uint8 \[40, 80, 2\]"),
+    (np.zeros((40, 80, 3), np.uint8), _metadata("lanczos"), "resize method 'lanczos': expected"),
+    (np.zeros((40, 80, 3), np.uint8), _metadata("bicubic", antialias=False),
+     r"bicubic without antialias, which Pillow cannot do when shrinking \(80x40 to 100x32\)"),
+])
+def test_resize_for_model_rejects_what_it_cannot_resize(image, metadata, message):
+    with pytest.raises(ValueError, match=message):
+        lite_runtime.resize_for_model(image, metadata)
+
+
+def test_resize_for_model_without_pillow_says_so(monkeypatch):
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    with pytest.raises(ValueError, match=r"needs Pillow \(pip install pillow\)"):
+        lite_runtime.resize_for_model(np.zeros((40, 80, 3), np.uint8), _metadata())
+
+
+def test_resize_batch_takes_a_list_or_a_batch_and_refuses_one_image():
+    batch = np.zeros((2, 40, 80, 3), np.uint8)
+    assert [x.shape for x in lite_runtime.resize_batch(batch, _metadata())] == [(32, 100, 3)] * 2
+    assert len(lite_runtime.resize_batch([batch[0], Image.new("L", (5, 5))], _metadata())) == 2
+    with pytest.raises(ValueError, match=r"expected a list of images, got an array of uint8 "
+                                         r"\[40, 80, 3\] \(wrap one image in a list\)"):
+        lite_runtime.resize_batch(batch[0], _metadata())
+    with pytest.raises(ValueError, match="got Image"):
+        lite_runtime.resize_batch(Image.new("L", (5, 5)), _metadata())
 
 
 def test_recognizer_refuses_a_folder_without_model_json(tmp_path):

@@ -115,3 +115,26 @@ def test_wheel_built_from_the_sdist_has_working_protos(tmp_path):
     assert os.path.commonpath([module_file, site_packages]) == site_packages, module_file
     expected = config_util.load_pipeline_config(TINY).SerializeToString(deterministic=True)
     assert bytes.fromhex(parsed) == expected
+
+    # The shipped model is package data: the wheel's aster-demo reads with it, from elsewhere.
+    shipped = {f for f in files if f.startswith("aster/models/")}
+    assert {os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "aster", "models", "*",
+                                                                      "*"))} == shipped
+    word = elsewhere / "word.png"
+    _render_word("hello", word)
+    printed = _run([os.path.join(os.path.dirname(python), "aster-demo"), word.name],
+                   cwd=elsewhere)
+    assert printed.split("\t")[:2] == ["word.png", "hello"], printed
+    assert sorted(os.listdir(elsewhere)) == ["word.png"]
+
+
+def _render_word(text, path):
+    """`text` in black on white with Pillow's own font (no font file needed)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.load_default(size=40)
+    image = Image.new("RGB", (200, 64), "white")
+    draw = ImageDraw.Draw(image)
+    left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
+    draw.text(((200 - right - left) / 2, (64 - bottom - top) / 2), text, fill="black", font=font)
+    image.save(path)

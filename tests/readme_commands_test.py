@@ -78,6 +78,24 @@ NOT_RUN = {
         "reads make train's data/synth; 5,000 steps take ~35 minutes",
     "aster-eval --pipeline_config_path configs/demo_cpu.config --checkpoint_dir runs/demo_cpu "
     "--eval_dir runs/demo_cpu/eval --run_once": "needs the checkpoints of make train",
+    # configs/base_cpu.config
+    "make pretrain": "500,000 synthetic images and ~2 hours of training",
+    "aster-synth-words --output_dir data/base --num_train 500000 --num_val 2000 "
+    "--num_val_ood 2000 --num_shards 40 --seed 0": "500,000 images take ~8 minutes",
+    "aster-train --pipeline_config_path configs/base_cpu.config --train_dir runs/base_cpu":
+        "reads make pretrain's data/base; 34,000 steps take ~2 hours",
+    "aster-eval --pipeline_config_path configs/base_cpu.config --checkpoint_dir runs/base_cpu "
+    "--eval_dir runs/base_cpu/eval --run_once": "needs the checkpoints of make pretrain",
+    # configs/finetune_cpu.config
+    "aster-convert folder --labels_file my_crops/labels.txt --output data/mine/train.tfrecord":
+        "needs crops of your own (tests/tools/converters run the folder converter)",
+    "aster-convert folder --labels_file my_crops_test/labels.txt --output "
+    "data/mine/test.tfrecord": "needs crops of your own",
+    "aster-train --pipeline_config_path configs/finetune_cpu.config --train_dir runs/mine":
+        "needs your converted crops and make train's data/synth; 2,000 steps take ~8 minutes "
+        "(tests/pretrained_test.py fine-tunes from the shipped model)",
+    "aster-eval --pipeline_config_path configs/finetune_cpu.config --checkpoint_dir runs/mine "
+    "--eval_dir runs/mine/eval --run_once": "needs the fine-tuned checkpoints",
 }
 
 

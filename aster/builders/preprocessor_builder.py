@@ -24,7 +24,7 @@ def _build_resize_image_random_method(c):
 
 
 def _build_resize_image(c):
-    kwargs = _fields(c, ["target_height", "target_width"])
+    kwargs = _fields(c, ["target_height", "target_width", "antialias"])
     kwargs["method"] = _RESIZE_METHODS[c.method]
     return geometry.resize_image, kwargs
 

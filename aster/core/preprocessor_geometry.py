@@ -19,13 +19,16 @@ def _check_size(name, height, width):
         raise ValueError(f"{name}: target size must be positive, got {height}x{width}")
 
 
-def resize_image(image, target_height=512, target_width=512, method="bilinear"):
+def resize_image(image, target_height=512, target_width=512, method="bilinear", antialias=True):
     """Resizes to [target_height, target_width, C] (bicubic overshoot is clipped to [0, 255]).
 
     Args:
       image: [H, W, C] float32.
       target_height, target_width: output size in pixels.
       method: one of RESIZE_METHODS.
+      antialias: when shrinking, widen the filter to the output pixel's footprint (averaging
+        what a plain resize would sample and alias); no effect when enlarging ("nearest" ignores
+        it).
 
     Raises:
       ValueError: unknown method or non-positive size.
@@ -36,18 +39,21 @@ def resize_image(image, target_height=512, target_width=512, method="bilinear"):
             f"resize_image: unknown method {method!r}; expected one of {RESIZE_METHODS}"
         )
     size = [target_height, target_width]
-    out = tf.compat.v2.image.resize(tf.cast(image, tf.float32), size, method)
+    out = tf.compat.v2.image.resize(tf.cast(image, tf.float32), size, method,
+                                    antialias=antialias and method != "nearest")
     out = common.clip(out)
     out.set_shape([target_height, target_width, image.shape[-1]])
     return out
 
 
 def resize_image_random_method(image, target_height=512, target_width=512, seed=None):
-    """Resizes with a method drawn uniformly from bilinear, nearest, bicubic and area."""
+    """Resizes with a method drawn uniformly from bilinear, nearest, bicubic and area (each as
+    tf.image.resize does it without antialiasing: the variety is the point of this step)."""
     _check_size("resize_image_random_method", target_height, target_width)
     index = common.uniform(0, len(RESIZE_METHODS), seed, dtype=tf.int32)
     branches = [
-        (lambda m=m: resize_image(image, target_height, target_width, m)) for m in RESIZE_METHODS
+        (lambda m=m: resize_image(image, target_height, target_width, m, antialias=False))
+        for m in RESIZE_METHODS
     ]
     out = tf.switch_case(index, branches)
     out.set_shape([target_height, target_width, image.shape[-1]])

@@ -180,12 +180,13 @@ def checkpoint_loop(checkpoint_dir, evaluate_fn, poll_secs=300.0, max_evals=0, t
 
 
 def _stored_variables(checkpoint_path):
-    """The variable names in the checkpoint; CheckpointUnavailableError when it cannot be read."""
+    """{name: shape} of the checkpoint's variables; CheckpointUnavailableError when it cannot be
+    read."""
     try:
         reader = tf.train.NewCheckpointReader(checkpoint_path)
     except (tf.errors.NotFoundError, tf.errors.DataLossError, tf.errors.OpError) as e:
         raise CheckpointUnavailableError(f"{checkpoint_path}: {e.message}") from e
-    return set(reader.get_variable_to_shape_map())
+    return reader.get_variable_to_shape_map()
 
 
 def _moving_average_names(model_vars, stored, checkpoint_path):
@@ -216,7 +217,8 @@ def make_saver(model_vars, checkpoint_path, use_moving_averages):
 
     Raises:
       CheckpointUnavailableError: the checkpoint cannot be read.
-      ValueError: variables missing from the checkpoint, or no moving averages in it.
+      ValueError: variables missing from the checkpoint or stored with other shapes, or no
+        moving averages in it.
     """
     stored = _stored_variables(checkpoint_path)
     if use_moving_averages:
@@ -229,6 +231,14 @@ def make_saver(model_vars, checkpoint_path, use_moving_averages):
             f"checkpoint {checkpoint_path} lacks {len(missing)} of the model's "
             f"{len(var_list)} variables (does the model config match the training run?): "
             f"{missing[:5]}")
+    reshaped = [f"{name} {stored[name]} (the model's: {v.shape.as_list()})"
+                for name, v in sorted(var_list.items())
+                if v.shape.is_fully_defined() and list(stored[name]) != v.shape.as_list()]
+    if reshaped:
+        raise ValueError(
+            f"checkpoint {checkpoint_path} stores {len(reshaped)} of the model's variables with "
+            f"other shapes (does the model config match the training run?): "
+            f"{'; '.join(reshaped[:3])}")
     if not var_list:
         return None
     return tf.train.Saver(var_list=var_list, save_relative_paths=True)
@@ -244,8 +254,11 @@ def restore(sess, saver, checkpoint_path):
         return
     try:
         saver.restore(sess, checkpoint_path)
-    except (tf.errors.NotFoundError, tf.errors.DataLossError) as e:
-        raise CheckpointUnavailableError(f"{checkpoint_path}: {e.message}") from e
+    except (tf.errors.NotFoundError, tf.errors.DataLossError, tf.errors.OutOfRangeError) as e:
+        # OutOfRange: a data file cut short (the index promises more bytes than it has).
+        reason = e.message.strip().splitlines()[0] if e.message.strip() else type(e).__name__
+        raise CheckpointUnavailableError(f"{checkpoint_path}: cannot be read, truncated or "
+                                         f"damaged ({reason})") from e
     except ValueError as e:
         if checkpoint_exists(checkpoint_path):
             raise

@@ -12,6 +12,7 @@ other workers wait for it to initialize the variables.
 import logging
 import re
 
+from aster import pretrained
 from aster.core import session_options
 from aster.tf_setup import tf
 from aster.utils import variables_helper
@@ -29,17 +30,18 @@ def fine_tune_init_fn(train_config, model_variables):
     """Scaffold init_fn restoring what fine_tune_checkpoint has (only when not resuming)."""
     if not train_config.fine_tune_checkpoint:
         return None
+    try:  # a checkpoint prefix, a training or model folder, or a shipped model's name
+        path = pretrained.resolve(train_config.fine_tune_checkpoint)
+    except ValueError as error:
+        raise ValueError(f"train_config.fine_tune_checkpoint: {error}") from error
     name_map = [(m.model_prefix, m.checkpoint_prefix) for m in train_config.fine_tune_variable_map]
     available = variables_helper.get_variables_available_in_checkpoint(
-        model_variables, train_config.fine_tune_checkpoint, name_map=name_map,
+        model_variables, path, name_map=name_map,
         skip_regexes=list(train_config.fine_tune_skip_regexes))
     if not available:
         raise ValueError(f"train_config.fine_tune_checkpoint {train_config.fine_tune_checkpoint!r} "
                          "has none of the model's variables")
     saver = tf.train.Saver(available, name="fine_tune_saver")
-    path = train_config.fine_tune_checkpoint
-    if tf.gfile.IsDirectory(path):
-        path = tf.train.latest_checkpoint(path)
     _LOG.info("fine-tune: restoring %d of %d variables from %s", len(available),
               len(model_variables), path)
 

@@ -24,22 +24,27 @@ CASES = [
     (
         "resize_image { target_height: 32 target_width: 100 method: AREA }",
         geometry.resize_image,
-        {"target_height": 32, "target_width": 100, "method": "area"},
+        {"target_height": 32, "target_width": 100, "method": "area", "antialias": True},
     ),
     (
         "resize_image { method: NEAREST_NEIGHBOR }",
         geometry.resize_image,
-        {"target_height": 512, "target_width": 512, "method": "nearest"},
+        {"target_height": 512, "target_width": 512, "method": "nearest", "antialias": True},
     ),
     (
         "resize_image { method: BICUBIC }",
         geometry.resize_image,
-        {"target_height": 512, "target_width": 512, "method": "bicubic"},
+        {"target_height": 512, "target_width": 512, "method": "bicubic", "antialias": True},
     ),
     (
         "resize_image { }",
         geometry.resize_image,
-        {"target_height": 512, "target_width": 512, "method": "bilinear"},
+        {"target_height": 512, "target_width": 512, "method": "bilinear", "antialias": True},
+    ),
+    (
+        "resize_image { antialias: false }",
+        geometry.resize_image,
+        {"target_height": 512, "target_width": 512, "method": "bilinear", "antialias": False},
     ),
     (
         "normalize_image { original_minval: 0 original_maxval: 255 target_minval: -1 }",

@@ -83,6 +83,37 @@ def test_resize_image_each_method(method):
     assert value.dtype == np.float32 and value.min() >= 0 and value.max() <= 255
 
 
+def _resize(image, height, width, method="bilinear", antialias=True):
+    with tf.Graph().as_default():
+        out = geometry.resize_image(tf.constant(image), height, width, method, antialias)
+        with tf.Session() as sess:
+            return sess.run(out)
+
+
+@pytest.mark.parametrize("method", ["bilinear", "bicubic"])
+def test_resize_image_antialias_averages_fine_stripes_instead_of_sampling_them(method):
+    # A 1-pixel checkerboard shrunk 5x: without antialias each output pixel samples one input
+    # pixel and the checkerboard comes out at full contrast; with it, the mean gray.
+    rows, cols = np.indices((160, 500))
+    board = np.repeat(((rows + cols) % 2 * 255.0)[..., None], 3, axis=2).astype(np.float32)
+    smooth = _resize(board, 32, 100, method, antialias=True)
+    aliased = _resize(board, 32, 100, method, antialias=False)
+    assert np.abs(smooth - 127.5).max() < 5.0, np.abs(smooth - 127.5).max()
+    assert aliased.std() > 100.0, aliased.std()
+
+
+@pytest.mark.parametrize("method", geometry.RESIZE_METHODS)
+def test_resize_image_to_the_same_size_is_identity(method):
+    image = _image(32, 100)
+    np.testing.assert_allclose(_resize(image, 32, 100, method, antialias=True), image, atol=1e-3)
+
+
+def test_resize_image_antialias_changes_nothing_when_enlarging():
+    image = _image(8, 12)
+    np.testing.assert_allclose(_resize(image, 20, 50, antialias=True),
+                               _resize(image, 20, 50, antialias=False), atol=1e-3)
+
+
 def test_resize_random_method_static_shape_and_seeded():
     def run(seed):
         with tf.Graph().as_default():

@@ -1,0 +1,107 @@
+"""The shipped base model: package data under aster/models/<name>/ (written by `make pretrain`).
+
+    checkpoint, config_path = pretrained.model_files()      # the default model's two paths
+    pretrained.resolve("aster_base")                        # a model name or folder -> checkpoint
+
+A model folder holds one weights-only checkpoint (`model.ckpt-<step>.index` and its data shard),
+the `pipeline.config` it reads with and a generated `MODEL_CARD.md`. `aster-demo`, `aster-export`
+and `aster-eval` read with the default model when given none, and
+`train_config.fine_tune_checkpoint: "aster_base"` starts from it. A folder that is missing a file
+or holds a damaged one raises ModelFolderError with one line naming the file.
+"""
+
+import os
+
+DEFAULT_MODEL = "aster_base"
+MODELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
+CONFIG_FILENAME = "pipeline.config"
+CARD_FILENAME = "MODEL_CARD.md"
+
+
+class ModelFolderError(ValueError):
+    """A model folder that is missing, incomplete or damaged (the message names the file)."""
+
+
+def model_dir(name=DEFAULT_MODEL):
+    """The folder of the shipped model `name`."""
+    return os.path.join(MODELS_DIR, name)
+
+
+def shipped_models():
+    """Names of the model folders shipped with the package."""
+    if not os.path.isdir(MODELS_DIR):
+        return []
+    return sorted(n for n in os.listdir(MODELS_DIR) if os.path.isdir(os.path.join(MODELS_DIR, n)))
+
+
+def folder_files(folder):
+    """(checkpoint prefix, pipeline.config path) of a model folder, each checked to exist.
+
+    Raises:
+      ModelFolderError: no such folder, no pipeline.config, no complete checkpoint (an index
+        without its data shard or the other way round), or more than one checkpoint.
+    """
+    if not os.path.isdir(folder):
+        raise ModelFolderError(f"{folder}: no such model folder (make pretrain writes it)")
+    config_path = os.path.join(folder, CONFIG_FILENAME)
+    if not os.path.isfile(config_path):
+        raise ModelFolderError(f"{config_path}: missing (the model folder needs the "
+                               "pipeline.config its weights were trained with)")
+    indexes = [n for n in os.listdir(folder) if n.endswith(".index")]
+    shards = [n for n in os.listdir(folder) if ".data-" in n]
+    if not indexes:
+        named = f" ({shards[0]} has no .index beside it)" if shards else ""
+        raise ModelFolderError(f"{folder}: no checkpoint .index file{named}")
+    if len(indexes) > 1:
+        raise ModelFolderError(f"{folder}: {len(indexes)} checkpoints ({', '.join(indexes)}); "
+                               "a model folder holds one")
+    from aster.utils import checkpoints  # imports TensorFlow: not before the CLI's logging set-up
+
+    prefix = os.path.join(folder, indexes[0][: -len(".index")])
+    if not checkpoints.checkpoint_exists(prefix):
+        raise ModelFolderError(f"{prefix}.data-00000-of-00001: missing (the weights of "
+                               f"{indexes[0]})")
+    return prefix, config_path
+
+
+def model_files(name=DEFAULT_MODEL):
+    """(checkpoint prefix, pipeline.config path) of the shipped model `name`."""
+    return folder_files(model_dir(name))
+
+
+def resolve(path):
+    """A checkpoint prefix from a checkpoint prefix, a training or model folder (its newest
+    checkpoint), or the name of a shipped model (used when no file or folder of that name exists).
+
+    Raises:
+      ValueError: nothing to restore there (ModelFolderError for a damaged shipped model).
+    """
+    from aster.tf_setup import tf
+    from aster.utils import checkpoints
+
+    if os.path.isdir(path):
+        newest = checkpoints.newest_checkpoint(path)
+        found = newest.path if newest else tf.train.latest_checkpoint(path)
+        if not found:
+            raise ValueError(f"{path}: no checkpoint in this folder")
+        return found
+    if checkpoints.checkpoint_exists(path):
+        return path
+    if path in shipped_models():
+        return model_files(path)[0]
+    raise ValueError(f"{path}: no complete checkpoint there (expected {path}.index and its "
+                     f".data files), nor a folder or a shipped model "
+                     f"({', '.join(shipped_models()) or 'none'})")
+
+
+def or_default(checkpoint_path, config_path=""):
+    """(checkpoint_path, config_path) with the shipped default model filling in a blank
+    checkpoint: its checkpoint, and its pipeline.config unless config_path is given.
+
+    Raises:
+      ModelFolderError: the shipped model is missing or damaged.
+    """
+    if checkpoint_path:
+        return checkpoint_path, config_path
+    checkpoint, shipped_config = model_files()
+    return checkpoint, config_path or shipped_config

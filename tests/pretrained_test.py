@@ -1,0 +1,173 @@
+"""The shipped base model (aster/models/aster_base): it reads words it never saw, the CLIs read
+with it by default, fine-tuning starts from its weights, and a damaged folder gives one line."""
+
+import json
+import os
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+from aster import demo, export, inference, pretrained, trainer
+from aster import eval as eval_cli
+from aster.tf_setup import tf
+from aster.tools import fonts, model_card, synth_words, tfrecord_utils
+from aster.utils import config_util
+
+NUM_WORDS = 64
+SEED = 20261205  # the words and fonts drawn; a fixed seed gives the same 64 images on a machine
+
+
+def _protocol_36(text):
+    return re.sub(r"[^0-9a-z]", "", text.lower())
+
+
+@pytest.fixture(scope="module")
+def val_words():
+    """64 (png, text) of val words in the training style, rendered with the machine's fonts."""
+    try:
+        found = fonts.find_fonts()
+    except fonts.NoFontsError:
+        pytest.skip("no usable fonts on this machine")
+    plans, _ = synth_words.make_plans(found, seed=SEED, val_disjoint="words")
+    words = []
+    for index in range(NUM_WORDS):
+        rendered, text, _, _ = synth_words.render_one(plans["val"], index)
+        words.append((rendered.png, text))
+    return words
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    """(checkpoint, pipeline config) of the shipped default model."""
+    checkpoint, config_path = pretrained.model_files()
+    return checkpoint, config_util.load_pipeline_config(config_path)
+
+
+@pytest.fixture(scope="module")
+def shipped_texts(shipped, val_words):
+    """What the shipped model reads in val_words (beam search, as its config says)."""
+    with inference.CheckpointPredictor(shipped[1], shipped[0]) as predictor:
+        outputs = predictor.predict([png for png, _ in val_words])
+    return [t.decode("utf-8") for t in outputs["text"]]
+
+
+def test_the_folder_holds_weights_config_and_a_card_generated_from_its_facts(shipped):
+    folder = pretrained.model_dir()
+    names = sorted(os.listdir(folder))
+    step = os.path.basename(shipped[0]).split("-")[-1]
+    assert names == ["MODEL_CARD.md", "card.json", f"model.ckpt-{step}.data-00000-of-00001",
+                     f"model.ckpt-{step}.index", "pipeline.config"]
+    assert sum(os.path.getsize(os.path.join(folder, n)) for n in names) < 15 * 2**20
+    with open(os.path.join(folder, "card.json"), encoding="utf-8") as f:
+        facts = json.load(f)
+    with open(os.path.join(folder, "MODEL_CARD.md"), encoding="utf-8") as f:
+        assert f.read() == model_card.render(facts), "MODEL_CARD.md is generated, not edited"
+    assert facts["step"] == int(step)
+    stored = tf.train.load_checkpoint(shipped[0]).get_variable_to_shape_map()
+    assert not [n for n in stored if "Adam" in n or n == "global_step"], "weights only"
+
+
+def test_the_shipped_model_reads_val_style_words_it_never_saw(val_words, shipped_texts):
+    truths = [_protocol_36(text) for _, text in val_words]
+    pairs = [(t, g) for t, g in zip(shipped_texts, truths, strict=True) if g]
+    correct = sum(t == g for t, g in pairs)
+    assert correct >= 0.9 * len(pairs), list(zip(shipped_texts, truths, strict=True))
+
+
+def test_aster_demo_reads_with_the_shipped_model_and_writes_no_file(tmp_path, val_words,
+                                                                    shipped_texts, capsys):
+    paths = []
+    for i, (png, _) in enumerate(val_words[:3]):
+        paths.append(str(tmp_path / f"word{i}.png"))
+        with open(paths[-1], "wb") as f:
+            f.write(png)
+    assert demo.main(paths) == 0
+    lines = [line.split("\t") for line in capsys.readouterr().out.strip().splitlines()]
+    assert [(p, t) for p, t, _ in lines] == list(zip(paths, shipped_texts[:3], strict=True))
+    assert sorted(os.listdir(tmp_path)) == ["word0.png", "word1.png", "word2.png"]
+
+
+def test_fine_tuning_from_the_shipped_model_starts_from_its_weights(tmp_path, shipped,
+                                                                    val_words):
+    records = str(tmp_path / "mine.tfrecord")
+    tfrecord_utils.write_tfrecords(
+        (tfrecord_utils.make_example(png, text) for png, text in val_words), records)
+    config = config_util.load_pipeline_config(os.path.join(pretrained.model_dir(),
+                                                           pretrained.CONFIG_FILENAME))
+    config = config_util.merge_overrides(config, assignments=[
+        f"train_input_reader[0].tf_record_input_reader.input_path={records}",
+        "train_config.fine_tune_checkpoint=aster_base", "train_config.num_steps=1",
+        "train_config.batch_size=8"])
+    config.train_input_reader[0].ClearField("length_curriculum")
+    train_dir = str(tmp_path / "train")
+    trainer.train(config, train_dir)
+    start = tf.train.load_checkpoint(os.path.join(train_dir, "model.ckpt-0"))
+    base = tf.train.load_checkpoint(shipped[0])
+    names = base.get_variable_to_shape_map()
+    assert names
+    for name in names:
+        np.testing.assert_array_equal(start.get_tensor(name), base.get_tensor(name), name)
+    assert start.get_tensor("global_step") == 0
+
+
+@pytest.fixture
+def damaged(tmp_path, monkeypatch, val_words):
+    """A copy of the shipped models folder to damage (the CLIs read it by default), and an
+    image."""
+    models = tmp_path / "models"
+    shutil.copytree(pretrained.MODELS_DIR, models)
+    monkeypatch.setattr(pretrained, "MODELS_DIR", str(models))
+    image = tmp_path / "word.png"
+    image.write_bytes(val_words[0][0])
+    return models / pretrained.DEFAULT_MODEL, str(image)
+
+
+def _one_line(capsys):
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    return err[0]
+
+
+def _data_file(folder):
+    (name,) = [n for n in os.listdir(folder) if ".data-" in n]
+    return folder / name
+
+
+def test_a_deleted_weights_file_is_named(damaged, capsys):
+    folder, image = damaged
+    data = _data_file(folder)
+    data.unlink()
+    assert demo.main([image]) == 1
+    assert data.name in _one_line(capsys)
+
+
+def test_a_missing_config_or_folder_is_named(damaged, capsys):
+    folder, image = damaged
+    (folder / "pipeline.config").unlink()
+    assert export.main(["--output_dir", str(folder.parent / "out")]) == 1
+    assert "pipeline.config: missing" in _one_line(capsys)
+    shutil.rmtree(folder)
+    assert demo.main([image]) == 1
+    assert "no such model folder" in _one_line(capsys)
+
+
+def test_truncated_weights_are_named(damaged, capsys):
+    folder, image = damaged
+    data = _data_file(folder)
+    with open(data, "r+b") as f:
+        f.truncate(os.path.getsize(data) // 2)
+    assert demo.main([image]) == 1
+    assert "model.ckpt-" in _one_line(capsys)
+
+
+def test_a_config_that_does_not_match_the_weights_is_named(damaged, capsys):
+    folder, image = damaged
+    config = folder / "pipeline.config"
+    config.write_text(config.read_text().replace("num_units: 128", "num_units: 64", 1))
+    assert demo.main([image]) == 1
+    assert "other shapes" in _one_line(capsys)
+    config.write_text("model { not a config")
+    assert eval_cli.main(["--eval_dir", str(folder.parent / "eval")]) == 2
+    assert "pipeline.config" in _one_line(capsys)

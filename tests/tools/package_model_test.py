@@ -1,0 +1,78 @@
+"""Tests for aster/tools/package_model.py: weights only, training time from the event files, the
+provenance record kept across resumes."""
+
+import json
+import time
+
+import numpy as np
+
+from aster.tf_setup import tf
+from aster.tools import package_model
+
+
+def _train_checkpoint(path, use_moving_average=False):
+    """A checkpoint of two variables after one Adam step (slots, counters, global step), with
+    their moving averages when asked; returns the variables' values."""
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        with tf.variable_scope("net"):
+            weights = tf.get_variable("w", initializer=np.arange(6, dtype=np.float32).reshape(2, 3))
+            mean = tf.get_variable("bn/moving_mean", initializer=np.ones(3, np.float32),
+                                   trainable=False)
+        loss = tf.reduce_sum(tf.square(weights)) + tf.reduce_sum(mean)
+        train = tf.train.AdamOptimizer(0.1).minimize(loss, global_step=step)
+        if use_moving_average:
+            ema = tf.train.ExponentialMovingAverage(0.5)
+            with tf.control_dependencies([train]):
+                train = ema.apply([weights])
+        with tf.Session() as session:
+            session.run(tf.global_variables_initializer())
+            session.run(train)
+            tf.train.Saver().save(session, path, global_step=step)
+            return session.run({"net/w": weights, "net/bn/moving_mean": mean,
+                                "average": ema.average(weights) if use_moving_average else mean})
+
+
+def test_model_variable_names_leave_out_slots_counters_and_the_global_step():
+    names = ["global_step", "beta1_power", "beta2_power", "net/w", "net/w/Adam", "net/w/Adam_1",
+             "net/w/ExponentialMovingAverage", "net/bn/moving_mean", "clone/beta2_power"]
+    assert package_model.model_variable_names(names) == ["net/bn/moving_mean", "net/w"]
+
+
+def test_weights_written_alone_restore_as_trained(tmp_path):
+    trained = _train_checkpoint(str(tmp_path / "run" / "model.ckpt"))
+    values = package_model.weights(str(tmp_path / "run" / "model.ckpt-1"), False)
+    files = package_model.write_weights(values, str(tmp_path / "out" / "model.ckpt-1"))
+    assert [f.rsplit("/", 1)[1] for f in files] == ["model.ckpt-1.data-00000-of-00001",
+                                                    "model.ckpt-1.index"]
+    reader = tf.train.load_checkpoint(str(tmp_path / "out" / "model.ckpt-1"))
+    assert sorted(reader.get_variable_to_shape_map()) == ["net/bn/moving_mean", "net/w"]
+    np.testing.assert_array_equal(reader.get_tensor("net/w"), trained["net/w"])
+    assert not (tmp_path / "out" / "checkpoint").exists()
+
+
+def test_with_moving_averages_the_trainable_weights_are_their_averages(tmp_path):
+    trained = _train_checkpoint(str(tmp_path / "model.ckpt"), use_moving_average=True)
+    values = package_model.weights(str(tmp_path / "model.ckpt-1"), True)
+    np.testing.assert_allclose(values["net/w"], trained["average"])
+    assert not np.allclose(values["net/w"], trained["net/w"])
+    np.testing.assert_array_equal(values["net/bn/moving_mean"], trained["net/bn/moving_mean"])
+
+
+def test_training_time_leaves_out_stops(tmp_path):
+    start = time.time()  # the writer's own first event carries the time it is written
+    writer = tf.summary.FileWriter(str(tmp_path))
+    for step, offset in enumerate([0.0, 100.0, 250.0, 4000.0, 4060.0]):
+        writer.add_event(tf.Event(wall_time=start + offset, step=step))
+    writer.close()
+    seconds, stops = package_model.training_time(str(tmp_path))
+    assert stops == 1
+    assert 310.0 <= seconds < 320.0
+
+
+def test_provenance_is_recorded_once(tmp_path):
+    first = package_model.record(str(tmp_path), "aster-train A")
+    again = package_model.record(str(tmp_path), "aster-train B")
+    assert again == first and first["command"] == "aster-train A"
+    with open(tmp_path / "provenance.json", encoding="utf-8") as f:
+        assert json.load(f)["cpu"] == first["cpu"]
