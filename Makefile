@@ -112,7 +112,7 @@ eval: install protos
 # ---- pretrain: the shipped base model, aster/models/aster_base, from a fresh clone: fonts, 500,000
 # synthetic training words into data/base (seed 0: the font families and words that make train's
 # data/synth holds out, and the same val sets), configs/base_cpu.config trained into runs/base_cpu
-# (34,000 steps, ~2 h on two Zen 4 cores in bfloat16; a rerun resumes from the newest checkpoint),
+# (30,000 steps, ~2 h on two Zen 4 cores in bfloat16; a rerun resumes from the newest checkpoint),
 # evaluated with beam search and greedy, then written as a model folder (weights only, its
 # pipeline.config, MODEL_CARD.md generated from the run's files: aster/tools/package_model.py).
 BASE_DATA := data/base

@@ -33,15 +33,30 @@ def _images(tmp_path):
     return paths
 
 
-def test_demo_from_checkpoint_prints_text_and_saves_rectified(trained, tmp_path, capsys):
+def test_demo_from_checkpoint_prints_text_and_writes_no_file(trained, tmp_path, capsys):
     paths = _images(tmp_path)
     assert demo.main(["--checkpoint_path", trained, *paths]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines == [f"{p}\t42\t-42.0000" for p in paths]
+    assert sorted(os.listdir(tmp_path)) == ["train", "word0.png", "word1.jpg"]
+
+
+def test_demo_writes_rectified_images_into_output_dir_only(trained, tmp_path, capsys):
+    paths = _images(tmp_path)
+    out_dir = str(tmp_path / "out")
+    assert demo.main(["--checkpoint_path", trained, "--output_dir", out_dir, *paths]) == 0
     for path in paths:
-        rectified = demo.rectified_path(path)
-        assert os.path.dirname(rectified) == str(tmp_path)
+        rectified = demo.rectified_path(path, out_dir)
+        assert os.path.dirname(rectified) == out_dir
         assert Image.open(rectified).size == (16, 8)
+    assert sorted(os.listdir(tmp_path)) == ["out", "train", "word0.png", "word1.jpg"]
+
+
+def test_help_says_what_is_written_where(capsys):
+    with pytest.raises(SystemExit):
+        demo.main(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "(default: write no file)" in help_text and "<name>_rectified.png" in help_text
 
 
 def test_demo_from_saved_model_into_output_dir(trained, tmp_path, capsys):
@@ -99,7 +114,7 @@ def test_demo_keeps_oneDNN_filters_between_calls_with_the_same_results(tmp_path,
 
     monkeypatch.delenv("TF_ONEDNN_ASSUME_FROZEN_WEIGHTS", raising=False)
     with pytest.raises(SystemExit):  # a usage error, after main has set the default
-        demo.main(["x.png"])
+        demo.main(["--batch_size", "0", "x.png"])
     assert os.environ["TF_ONEDNN_ASSUME_FROZEN_WEIGHTS"] == "1"
     config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
     config_util.save_pipeline_config(config, str(tmp_path / "train" / "pipeline.config"))

@@ -83,7 +83,7 @@ NOT_RUN = {
     "aster-synth-words --output_dir data/base --num_train 500000 --num_val 2000 "
     "--num_val_ood 2000 --num_shards 40 --seed 0": "500,000 images take ~8 minutes",
     "aster-train --pipeline_config_path configs/base_cpu.config --train_dir runs/base_cpu":
-        "reads make pretrain's data/base; 34,000 steps take ~2 hours",
+        "reads make pretrain's data/base; 30,000 steps take ~2 hours",
     "aster-eval --pipeline_config_path configs/base_cpu.config --checkpoint_dir runs/base_cpu "
     "--eval_dir runs/base_cpu/eval --run_once": "needs the checkpoints of make pretrain",
     # configs/finetune_cpu.config

@@ -150,6 +150,25 @@ def test_training_past_the_cosine_schedule_warns(records, tmp_path, caplog):
     assert "past the cosine schedule" not in caplog.text
 
 
+def test_a_reader_shown_many_times_over_is_named_in_a_warning(records, tmp_path, caplog):
+    config = helpers.pipeline_config(records, extra_train="num_steps: 200")
+    # 32 records, 200 steps of 4: each shown 25 times.
+    assert trainer.reader_repeats(config) == [(0, str(records), 32, 25.0)]
+    with caplog.at_level(logging.WARNING, logger="aster.trainer"):
+        trainer._warn_repeats(config)
+    assert "train_input_reader[0]" in caplog.text and "~25 times" in caplog.text
+    caplog.clear()
+    config.train_config.num_steps = 100  # 12.5 times: no warning
+    with caplog.at_level(logging.WARNING, logger="aster.trainer"):
+        trainer._warn_repeats(config)
+    assert "times" not in caplog.text
+
+
+def test_fine_tune_checkpoint_names_what_it_cannot_find(records, tmp_path):
+    with pytest.raises(ValueError, match=r"fine_tune_checkpoint: .*nowhere.* no complete checkpoint"):
+        _train(records, tmp_path / "train", f'num_steps: 1 fine_tune_checkpoint: "{tmp_path}/nowhere"')
+
+
 def test_fine_tune_checkpoint_without_model_variables_raises(records, tmp_path):
     other = tmp_path / "other"
     with tf.Graph().as_default():
