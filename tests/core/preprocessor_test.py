@@ -32,7 +32,8 @@ def test_preprocess_applies_steps_in_order():
         assert out is not example and example[F.image].shape.as_list() == [6, 10, 3]
         with tf.Session() as sess:
             value = sess.run(out)
-    assert value[F.image].shape == (4, 8, 3) and np.allclose(value[F.image], 0.0)
+    # The antialiased resize of a flat image is flat to float32 rounding (~1e-5 of 100).
+    assert value[F.image].shape == (4, 8, 3) and np.allclose(value[F.image], 0.0, atol=1e-4)
     assert value[F.groundtruth_text] == b"abc"
     np.testing.assert_allclose(value[F.groundtruth_keypoints], [0.5, 0.5], atol=1e-5)
 
