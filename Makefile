@@ -135,7 +135,8 @@ pretrain: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json
 		--data_command "aster-synth-words --output_dir $(BASE_DATA) $(BASE_SYNTH_ARGS)"
 	$(VENV)/bin/$(BASE_TRAIN)
 	$(BASE_EVAL) --eval_dir $(BASE_DIR)/eval
-	$(BASE_EVAL) --eval_dir $(BASE_DIR)/eval_greedy $(GREEDY_FLAGS)
+	$(BASE_EVAL) --eval_dir $(BASE_DIR)/eval_greedy $(GREEDY_FLAGS) \
+		--set eval_config.compare_identity_rectification=false
 	$(PY) -m aster.tools.package_model write --train_dir $(BASE_DIR) --data_dir $(BASE_DATA) \
 		--eval_dir $(BASE_DIR)/eval --greedy_eval_dir $(BASE_DIR)/eval_greedy \
 		--output_dir $(BASE_MODEL)
