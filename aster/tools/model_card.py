@@ -73,12 +73,49 @@ def _accuracy_table(facts):
 
 
 def _curve_table(facts):
+    """Accuracy at every evaluated step; with earlier stages, a stage column (steps count from
+    each stage's start)."""
     names = [d["name"] for d in facts["beam"]["datasets"]]
-    lines = ["| step | " + " | ".join(f"`{n}`" for n in names) + " |",
-             "|---:|" + "---:|" * len(names)]
-    for step, accuracies in facts["curve"]:
-        lines.append(f"| {step} | " + " | ".join(_pct(accuracies.get(n)) for n in names) + " |")
+    stages, stage = [], facts
+    while stage:
+        stages.insert(0, stage)
+        stage = stage.get("starts_from")
+    first = "| stage | step | " if len(stages) > 1 else "| step | "
+    lines = [first + " | ".join(f"`{n}`" for n in names) + " |",
+             "|" + "---:|" * (len(names) + first.count("|") - 1)]
+    for number, stage in enumerate(stages, 1):
+        for step, accuracies in stage["curve"]:
+            row = f"| {number} | {step} | " if len(stages) > 1 else f"| {step} | "
+            lines.append(row + " | ".join(_pct(accuracies.get(n)) for n in names) + " |")
     return lines
+
+
+def _stage_lines(facts):
+    """The earlier stages (a run continued through fine_tune_checkpoint), oldest first."""
+    stages, stage = [], facts.get("starts_from")
+    while stage:
+        stages.insert(0, stage)
+        stage = stage.get("starts_from")
+    lines = []
+    for number, stage in enumerate(stages, 1):
+        prov = stage["provenance"]
+        accuracy = ", ".join(f"`{name}` {_pct(value)}" for name, value in stage["accuracy"].items())
+        lines.append(
+            f"- Stage {number}: `{prov.get('command', '')}` at commit "
+            f"`{prov.get('commit', '')[:10] or 'unknown'}`, {stage['step']:,} steps of "
+            f"{stage['batch_size']} images in {_hours(stage['train_seconds'])}, started "
+            f"{prov.get('started_at', '')} on a {prov.get('cores')}-core {prov.get('cpu')}; "
+            f"it read (beam) {accuracy}. The next stage starts from its weights "
+            "(`fine_tune_checkpoint`; new optimizer state and step count).")
+    return lines
+
+
+def _total_seconds(facts):
+    total, stage = 0.0, facts
+    while stage:
+        total += stage["train_seconds"]
+        stage = stage.get("starts_from")
+    return total
 
 
 def _data_lines(facts):
@@ -137,10 +174,14 @@ def render(facts):
         + (f", with these files changed and not yet committed: {', '.join(dirty)}" if dirty
            else "") + f"; packaged at commit `{facts.get('packaged_commit', '')[:10]}`.",
         *_data_lines(facts),
-        f"- Training: `{prov.get('command', '')}`, {facts['step']:,} steps of "
+        *_stage_lines(facts),
+        f"- Training{' (last stage)' if facts.get('starts_from') else ''}: "
+        f"`{prov.get('command', '')}`, {facts['step']:,} steps of "
         f"{facts['batch_size']} images, {_precision(facts)}.",
         f"- Wall time: {_hours(facts['train_seconds'])} of training"
         + (f" ({facts['train_stops']} stops and resumes)" if facts["train_stops"] else "")
+        + (f", {_hours(_total_seconds(facts))} with the earlier stages"
+           if facts.get("starts_from") else "")
         + f", on a {prov.get('cores')}-core {prov.get('cpu')} "
         f"({', '.join(prov.get('cpu_flags', [])) or 'no AVX-512'}), started "
         f"{prov.get('started_at', '')}.",

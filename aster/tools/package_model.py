@@ -16,7 +16,9 @@ the newest checkpoint of TRAIN_DIR (or --checkpoint_path) and writes into OUTPUT
 - pipeline.config: TRAIN_DIR/pipeline.config (the merged config the run trained with).
 - MODEL_CARD.md (aster/tools/model_card.py) and card.json, the facts the card was made from:
   provenance, data manifest, steps and wall time from the run's event files, evaluation reports
-  (beam and greedy, for the checkpoint written), the accuracy at every evaluated step.
+  (beam and greedy, for the checkpoint written), the accuracy at every evaluated step; with
+  --starts_from (a run that continued another one through fine_tune_checkpoint) the earlier
+  stage's facts from the model folder written for it, so the card names both stages.
 
 The folder is checked before the command returns: the inference graph restores its checkpoint.
 """
@@ -186,6 +188,20 @@ def curve(eval_dir):
     return sorted(points)
 
 
+STAGE_FIELDS = ("name", "step", "provenance", "train_seconds", "train_stops", "batch_size",
+                "bfloat16", "curve", "starts_from")
+
+
+def earlier_stage(model_dir):
+    """What the card says of the run this one continued: the facts of the model folder
+    package_model wrote for it (its card.json), with each set's beam-search accuracy."""
+    card = _load_json(os.path.join(model_dir, CARD_JSON),
+                      "the model folder package_model wrote for the earlier stage")
+    facts = {k: card[k] for k in STAGE_FIELDS if k in card}
+    facts["accuracy"] = {d["name"]: d["accuracy"] for d in card["beam"]["datasets"]}
+    return facts
+
+
 def count_parameters(config, checkpoint_path):
     """(trainable parameters of the inference model, restored into it from the checkpoint):
     restoring is the check that the written folder loads."""
@@ -225,6 +241,8 @@ def write(args):
         "packaged_commit": _git("rev-parse", "HEAD"),
     }
     facts["train_seconds"], facts["train_stops"] = training_time(args.train_dir)
+    if args.starts_from:
+        facts["starts_from"] = earlier_stage(args.starts_from)
     values = weights(checkpoint, config.train_config.optimizer.use_moving_average)
     if os.path.isdir(args.output_dir):
         shutil.rmtree(args.output_dir)
@@ -259,6 +277,9 @@ def build_parser():
     out.add_argument("--eval_dir", required=True, help="aster-eval's folder, beam search")
     out.add_argument("--greedy_eval_dir", required=True, help="aster-eval's folder, greedy")
     out.add_argument("--output_dir", required=True, help="the model folder (replaced)")
+    out.add_argument("--starts_from", default="",
+                     help="the model folder written for the run this one continued "
+                          "(fine_tune_checkpoint): the card names both stages")
     return parser
 
 

@@ -1,13 +1,16 @@
 """Tests for aster/tools/package_model.py: weights only, training time from the event files, the
-provenance record kept across resumes."""
+provenance record kept across resumes, the card of a run that continued another one."""
 
 import json
+import os
 import time
 
 import numpy as np
+import pytest
 
+from aster import pretrained
 from aster.tf_setup import tf
-from aster.tools import package_model
+from aster.tools import model_card, package_model
 
 
 def _train_checkpoint(path, use_moving_average=False):
@@ -76,3 +79,39 @@ def test_provenance_is_recorded_once(tmp_path):
     assert again == first and first["command"] == "aster-train A"
     with open(tmp_path / "provenance.json", encoding="utf-8") as f:
         assert json.load(f)["cpu"] == first["cpu"]
+
+
+def _stage(command, step, seconds, accuracy):
+    """The card.json facts of a stage, as package_model writes them (shortened)."""
+    return {
+        "name": "stage", "step": step, "train_seconds": seconds, "train_stops": 0,
+        "batch_size": 64, "bfloat16": True,
+        "provenance": {"command": command, "commit": "0123456789abcdef", "cores": 2,
+                       "cpu": "AMD EPYC", "started_at": "2026-12-05T12:00:00+00:00"},
+        "curve": [[step, {"val": accuracy}]],
+        "beam": {"datasets": [{"name": "val", "accuracy": accuracy, "size": 2000}]},
+    }
+
+
+def test_a_continued_run_names_both_stages_on_its_card(tmp_path):
+    with open(os.path.join(pretrained.model_dir(), package_model.CARD_JSON), encoding="utf-8") as f:  # a complete card to extend
+        facts = json.load(f)
+    first = tmp_path / "first"
+    first.mkdir()
+    with open(first / package_model.CARD_JSON, "w", encoding="utf-8") as f:
+        json.dump(_stage("aster-train --train_dir runs/one", 30000, 7200.0, 0.899), f)
+    facts.update(_stage("aster-train --train_dir runs/two", 25000, 5400.0, 0.925),
+                 starts_from=package_model.earlier_stage(str(first)))
+    facts["beam"]["datasets"] = [dict(d, accuracy=0.925) for d in facts["beam"]["datasets"]]
+    card = model_card.render(facts)
+    assert "Stage 1: `aster-train --train_dir runs/one` at commit `0123456789`, 30,000 steps" in card
+    assert "(beam) `val` 89.90%" in card
+    assert "Training (last stage): `aster-train --train_dir runs/two`, 25,000 steps" in card
+    assert "1 h 30 min of training" in card and "3 h 30 min with the earlier stages" in card
+    assert "| stage | step |" in card and "| 1 | 30000 | 89.90% |" in card
+    assert "| 2 | 25000 | 92.50% |" in card
+
+
+def test_the_earlier_stage_must_be_a_model_folder(tmp_path):
+    with pytest.raises(ValueError, match=r"card\.json: missing \(.*earlier stage\)"):
+        package_model.earlier_stage(str(tmp_path))
