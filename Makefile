@@ -115,8 +115,8 @@ eval: install protos
 # search and greedy and written as a model folder (weights only, its pipeline.config, MODEL_CARD.md
 # generated from the run's files: aster/tools/package_model.py): configs/base_cpu.config (30,000
 # steps, ~2 h on two Zen 4 cores in bfloat16) into runs/base_cpu (its folder runs/base_cpu/model),
-# then configs/base_cpu_stage2.config (25,000 more steps from those weights with a new, lower
-# schedule, ~1 h 40 min) into runs/base_cpu_stage2, written as aster/models/aster_base with a card
+# then configs/base_cpu_stage2.config (20,000 more steps from those weights with a new, lower
+# schedule, ~1 h 20 min) into runs/base_cpu_stage2, written as aster/models/aster_base with a card
 # that names both stages. A rerun resumes each stage from the newest checkpoint in its train dir.
 BASE_DATA := data/base
 BASE_MODEL := aster/models/aster_base
