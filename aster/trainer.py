@@ -24,6 +24,7 @@ from aster.core.standard_fields import InputDataFields
 from aster.readers import paths
 from aster.tf_setup import tf
 from aster.utils import (
+    checkpoints,
     config_checks,
     config_util,
     hooks,
@@ -351,6 +352,18 @@ def _run(creator, all_hooks, evaluator, graph, train_dir):
 # --------------------------------------------------------------------------- train
 
 
+def _finished(train_config, train_dir):
+    """True (and says so) when train_dir's newest checkpoint is at num_steps or past it: a rerun
+    of a finished run trains nothing (the session would otherwise run one more step before its
+    stop hook looks at the step)."""
+    newest = checkpoints.newest_checkpoint(train_dir) if os.path.isdir(train_dir) else None
+    if not train_config.num_steps or newest is None or newest.step < train_config.num_steps:
+        return False
+    _LOG.info("%s is at step %d, train_config.num_steps is %d: nothing to train (raise num_steps "
+              "to train on)", newest.path, newest.step, train_config.num_steps)
+    return True
+
+
 def train(pipeline_config, train_dir, deploy_config=None, *, cluster=None, seams=None):
     """Builds the training graph and runs it until train_config.num_steps.
 
@@ -370,6 +383,8 @@ def train(pipeline_config, train_dir, deploy_config=None, *, cluster=None, seams
     config_checks.check(train_config, "train_config")
     _warn_schedule_end(train_config)
     _warn_repeats(pipeline_config)
+    if _finished(train_config, train_dir):
+        return
     deploy_config = deploy_config or model_deploy.DeploymentConfig()
     cluster = cluster or ClusterRole()
     seams = seams or Seams()

@@ -110,6 +110,16 @@ def test_resume_continues_from_newest_checkpoint(records, tmp_path):
     assert steps == [0, 2, 4]
 
 
+def test_a_rerun_of_a_finished_run_trains_nothing(records, tmp_path, caplog):
+    _train(records, tmp_path, "num_steps: 2")
+    with caplog.at_level(logging.INFO):
+        _train(records, tmp_path, "num_steps: 2")
+    steps = sorted(int(p.split("-")[-1].split(".")[0]) for p in glob.glob(
+        str(tmp_path / "model.ckpt-*.index")))
+    assert steps == [0, 2]
+    assert "is at step 2, train_config.num_steps is 2: nothing to train" in caplog.text
+
+
 def test_frozen_variables_do_not_change_and_others_do(records, tmp_path):
     _train(records, tmp_path, 'num_steps: 3 freeze_variables: "StandIn/conv/"')
     first, last = _values(_checkpoint(tmp_path, 0)), _values(_checkpoint(tmp_path, 3))
