@@ -6,10 +6,12 @@ and with a config error; --verbose may add TensorFlow's lines but keeps the comm
 
 import importlib
 import os
+import re
 import subprocess
 import sys
 
 import pytest
+import trainer_helpers as helpers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = os.path.join(ROOT, "configs", "tiny.config")
@@ -84,3 +86,25 @@ def test_every_command_takes_verbose(module, args):
     parser = importlib.import_module(module).build_parser()
     assert not parser.parse_args(args).verbose
     assert parser.parse_args([*args, "--verbose"]).verbose
+
+
+# A line of TensorFlow's C++ logging (absl format): "W0000 00:00:1796493924.277578  25646 util.cc:163]"
+_CXX_LOG_LINE = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ [\w./-]+:\d+\]")
+
+
+@pytest.mark.slow
+def test_training_and_evaluation_print_no_tensorflow_cxx_warnings(tmp_path):
+    """The rectifier's float64 layer once made every run print "Not handling type DT_DOUBLE"."""
+    records = helpers.write_records(tmp_path / "words.tfrecord", count=16, size=(32, 64))
+    data = ["--set", f"train_input_reader[0].tf_record_input_reader.input_path={records}",
+            "--set", f"eval_input_reader[0].tf_record_input_reader.input_path={records}"]
+    train = _run("aster.train", ["--pipeline_config_path", TINY, "--train_dir", "{tmp}/t",
+                                 "--set", "train_config.num_steps=6", *data], tmp_path)
+    assert train.returncode == 0, train.stderr[-2000:]
+    evaluate = _run("aster.eval", ["--pipeline_config_path", TINY, "--checkpoint_dir", "{tmp}/t",
+                                   "--eval_dir", "{tmp}/eval", "--run_once", *data], tmp_path)
+    assert evaluate.returncode == 0, evaluate.stderr[-2000:]
+    assert (tmp_path / "t" / "model.ckpt-6.index").exists()
+    for result in (train, evaluate):
+        cxx = [line for line in result.stderr.splitlines() if _CXX_LOG_LINE.match(line)]
+        assert not cxx, cxx

@@ -298,9 +298,14 @@ class SpatialTransformer:
                 )
             with tf.variable_scope("fc2", reuse=True):
                 weights, biases = tf.get_variable("weights"), tf.get_variable("biases")
-            fc2 = tf.nn.bias_add(
-                tf.matmul(tf.cast(0.1 * fc1, tf.float64), tf.cast(weights, tf.float64)),
-                tf.cast(biases, tf.float64))
+            # fc2 in float64 as one matmul of [0.1 * fc1, 1] and [weights; biases]: a float64
+            # MatMul followed by a bias add is a fusion TensorFlow's oneDNN graph rewrite
+            # examines and declines, logging "Not handling type DT_DOUBLE" twice per graph
+            # optimisation (every aster-train and aster-eval run printed them).
+            inputs = tf.cast(0.1 * fc1, tf.float64)
+            inputs = tf.concat([inputs, tf.ones_like(inputs[:, :1])], axis=1)
+            fc2 = tf.matmul(inputs, tf.concat(
+                [tf.cast(weights, tf.float64), tf.cast(biases, tf.float64)[None]], axis=0))
             if self._activation == "sigmoid":
                 fc2 = tf.sigmoid(fc2)
             return tf.cast(tf.reshape(fc2, [-1, self._num_control_points, 2]), tf.float32)
