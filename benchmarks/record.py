@@ -10,7 +10,7 @@ load average) and then `write`s the logs into RESULTS.md. Each log replaces the 
 table in docs/RELIABILITY.md, which tests/reliability/report.py rewrites): a header line (date,
 machine, load, command) and the figures the script printed, i.e. its Markdown tables, the lines
 FIGURE_LINES names, and for eval_batching.py the table made from its JSON line. Everything outside
-the markers, the history included, is left as it is.
+the markers is left as it is (the history is in docs/history/, which this does not touch).
 """
 
 import argparse
