@@ -1,6 +1,7 @@
 """The shipped base model (aster/models/aster_base): it reads words it never saw, the CLIs read
 with it by default, fine-tuning starts from its weights, and a damaged folder gives one line."""
 
+import io
 import json
 import os
 import re
@@ -8,6 +9,7 @@ import shutil
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from aster import demo, export, inference, pretrained, trainer
 from aster import eval as eval_cli
@@ -110,6 +112,35 @@ def test_fine_tuning_from_the_shipped_model_starts_from_its_weights(tmp_path, sh
     for name in names:
         np.testing.assert_array_equal(start.get_tensor(name), base.get_tensor(name), name)
     assert start.get_tensor("global_step") == 0
+
+
+GREEDY = [f"model.multi_predictors_recognition_model.predictor[{i}].attention_predictor."
+          "beam_width=1" for i in (0, 1)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt,runtime", [("tflite", "ai_edge_litert"), ("onnx", "onnxruntime")])
+def test_the_shipped_models_exports_read_what_its_checkpoint_reads(fmt, runtime, tmp_path,
+                                                                   shipped, val_words):
+    """aster-export with no model flags exports the shipped model; in a process without aster
+    or TensorFlow its wrapper gives the checkpoint's greedy texts on 16 words it never saw."""
+    import export_parity
+
+    pytest.importorskip(runtime, reason=f"the {fmt} extra is not installed")
+    if fmt == "onnx":
+        pytest.importorskip("tf2onnx", reason="the onnx extra is not installed")
+    out_dir = str(tmp_path / fmt)
+    assert export.main(["--output_dir", out_dir, "--format", fmt]) == 0
+    pngs = [png for png, _ in val_words[:16]]
+    pixels = np.stack([np.asarray(Image.open(io.BytesIO(p)).convert("RGB")) for p in pngs])
+    assert pixels.shape[1:] == (32, 100, 3)  # the model's size: no resize on either side
+    config = config_util.merge_overrides(shipped[1], assignments=GREEDY)
+    with inference.CheckpointPredictor(config, shipped[0]) as predictor:
+        expected = predictor.predict(pngs)
+    got = export_parity.run_without_tensorflow(out_dir, pixels, tmp_path)
+    assert got["text"] == [t.decode("utf-8") for t in expected["text"]]
+    np.testing.assert_allclose(got["scores"], expected["scores"], atol=export_parity.SCORE_ATOL,
+                               rtol=0)
 
 
 @pytest.fixture
