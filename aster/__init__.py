@@ -10,7 +10,7 @@ It also sets TF_ENABLE_ONEDNN_OPTS=1 (unless set): TensorFlow turns its oneDNN k
 itself only on CPUs with AVX-512 VNNI/BF16, AVX-VNNI or AMX, and falls back to Eigen's
 convolutions elsewhere. On a 2-core AMD EPYC with AVX2 only, the demo config's training step
 takes 228 ms with oneDNN and 534 ms without (the convolution gradients are 3x faster):
-benchmarks/RESULTS.md, "oneDNN on CPUs without AVX-512". TF_ENABLE_ONEDNN_OPTS=0 turns it off.
+docs/history, "oneDNN on CPUs without AVX-512". TF_ENABLE_ONEDNN_OPTS=0 turns it off.
 """
 
 import os

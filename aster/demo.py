@@ -90,7 +90,7 @@ def main(argv=None):
     # This process restores one model and never changes its weights, so TensorFlow's oneDNN
     # convolutions may keep their reordered filters between calls: without it they reorder them
     # on every call, which made batch-1 recognition ~4x slower than Eigen's (demo_cpu greedy:
-    # 12.6 ms Eigen, 49.0 oneDNN, 10.0 with this; benchmarks/RESULTS.md, "oneDNN on CPUs without
+    # 12.6 ms Eigen, 49.0 oneDNN, 10.0 with this; docs/history, "oneDNN on CPUs without
     # AVX-512"). Only in effect before TensorFlow is imported; never set in training processes.
     os.environ.setdefault("TF_ONEDNN_ASSUME_FROZEN_WEIGHTS", "1")
     parser = build_parser()

@@ -11,7 +11,7 @@ the tap, reshaped to [N * OH * OW, C_in], and dY the output gradient reshaped to
 [N * OH * OW, C_out]. That is the case of every 1x1 convolution and of a 3x3 convolution on a
 feature map one row high (ASTER's last ResNet block, whose top and bottom kernel rows see only
 SAME padding: their gradient is zero). Measured on the paper config's shapes, bfloat16, AMX
-(benchmarks/RESULTS.md, "bfloat16 on AMX"): 3x3 on [64, 1, 25, 512] 19-20 ms -> 6-8 ms, 1x1 on
+(docs/history, "bfloat16 on AMX"): 3x3 on [64, 1, 25, 512] 19-20 ms -> 6-8 ms, 1x1 on
 [64, 1, 25, 512] 11-12 -> 3 ms, 1x1 on [64, 4, 25, 128] 3.6 -> 1.7 ms; with more taps, or
 strided, the products lose (the shifted copies cost more than the kernel), so those keep
 TensorFlow's Conv2DBackpropFilter.

@@ -339,8 +339,8 @@ def legibility(image, alpha):
     """How far the finished text stands out: |mean luminance of the ink core - mean luminance of
     the background ring around the ink| / (standard deviation of the ring + 5), on the image as
     encoded (after blur, noise and JPEG). alpha: the (fill, outline or None) masks at the output
-    size; an outline counts as ink. Below ~1.5 the text is mostly unreadable (benchmarks/
-    RESULTS.md, "Legibility floor"); inf when the crop leaves no ink core or no ring to compare."""
+    size; an outline counts as ink. Below ~1.5 the text is mostly unreadable (docs/history,
+    "Legibility floor"); inf when the crop leaves no ink core or no ring to compare."""
     fill, ring = alpha
     ink = fill if ring is None else np.maximum(fill, ring)
     core = ink > 0.6

@@ -56,7 +56,7 @@ class RenderStyle:
     # Backgrounds: (kind, weight), kinds of aster/tools/synth_backgrounds.py. A quarter are
     # patterned (stripes, clutter, fractal): without them the demo model read 59.5% of val_ood's
     # straight words on its fibre and wood-grain backgrounds and 76.5% of the same words on
-    # these plain ones (benchmarks/RESULTS.md, "Patterned backgrounds").
+    # these plain ones (docs/history, "Patterned backgrounds").
     backgrounds: tuple = (("plain_light", 0.16), ("plain_dark", 0.06), ("solid", 0.09),
                           ("gradient", 0.10), ("noise", 0.09), ("paper", 0.12), ("photo", 0.12),
                           ("stripes", 0.10), ("clutter", 0.10), ("fractal", 0.06))
