@@ -72,14 +72,20 @@ def _accuracy_table(facts):
     return lines
 
 
+def _stages(facts):
+    """The runs that made the model, oldest first: the earlier stages it continued
+    (`starts_from`, each a card's facts) and then its own."""
+    stages = [facts]
+    while stages[0].get("starts_from"):
+        stages.insert(0, stages[0]["starts_from"])
+    return stages
+
+
 def _curve_table(facts):
     """Accuracy at every evaluated step; with earlier stages, a stage column (steps count from
     each stage's start)."""
     names = [d["name"] for d in facts["beam"]["datasets"]]
-    stages, stage = [], facts
-    while stage:
-        stages.insert(0, stage)
-        stage = stage.get("starts_from")
+    stages = _stages(facts)
     first = "| stage | step | " if len(stages) > 1 else "| step | "
     lines = [first + " | ".join(f"`{n}`" for n in names) + " |",
              "|" + "---:|" * (len(names) + first.count("|") - 1)]
@@ -92,12 +98,8 @@ def _curve_table(facts):
 
 def _stage_lines(facts):
     """The earlier stages (a run continued through fine_tune_checkpoint), oldest first."""
-    stages, stage = [], facts.get("starts_from")
-    while stage:
-        stages.insert(0, stage)
-        stage = stage.get("starts_from")
     lines = []
-    for number, stage in enumerate(stages, 1):
+    for number, stage in enumerate(_stages(facts)[:-1], 1):
         prov = stage["provenance"]
         accuracy = ", ".join(f"`{name}` {_pct(value)}" for name, value in stage["accuracy"].items())
         lines.append(
@@ -111,11 +113,7 @@ def _stage_lines(facts):
 
 
 def _total_seconds(facts):
-    total, stage = 0.0, facts
-    while stage:
-        total += stage["train_seconds"]
-        stage = stage.get("starts_from")
-    return total
+    return sum(stage["train_seconds"] for stage in _stages(facts))
 
 
 def _data_lines(facts):
