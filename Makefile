@@ -109,17 +109,17 @@ eval: install protos
 	$(VENV)/bin/aster-eval --pipeline_config_path $(DEMO_CONFIG) --checkpoint_dir $(DEMO_DIR) \
 		--eval_dir $(DEMO_DIR)/eval --run_once
 
-# ---- pretrain: the shipped base model, aster/models/aster_base, from a fresh clone: fonts, 500,000
+# ---- pretrain: the shipped base model, models/aster_base, from a fresh clone: fonts, 500,000
 # synthetic training words into data/base (seed 0: the font families and words that make train's
 # data/synth holds out, and the same val sets), then two stages, each trained, evaluated with beam
 # search and greedy and written as a model folder (weights only, its pipeline.config, MODEL_CARD.md
 # generated from the run's files: aster/tools/package_model.py): configs/base_cpu.config (30,000
 # steps, ~2 h on two Zen 4 cores in bfloat16) into runs/base_cpu (its folder runs/base_cpu/model),
 # then configs/base_cpu_stage2.config (20,000 more steps from those weights with a new, lower
-# schedule, ~1 h 20 min) into runs/base_cpu_stage2, written as aster/models/aster_base with a card
+# schedule, ~1 h 20 min) into runs/base_cpu_stage2, written as models/aster_base with a card
 # that names both stages. A rerun resumes each stage from the newest checkpoint in its train dir.
 BASE_DATA := data/base
-BASE_MODEL := aster/models/aster_base
+BASE_MODEL := models/aster_base
 BASE_SYNTH_ARGS := --num_train 500000 --num_val 2000 --num_val_ood 2000 --num_shards 40 --seed 0
 GREEDY_FLAGS := $(foreach i,0 1,--set \
 	'model.multi_predictors_recognition_model.predictor[$(i)].attention_predictor.beam_width=1')

@@ -49,11 +49,16 @@ class BuildProtos(Command):
 
 
 class BuildPyWithProtos(build_py):
-    """Compiles the protos before the package's modules are collected."""
+    """Compiles the protos before the package's modules are collected, and puts the shipped
+    models (models/<name>/ in the repository) into the built package as aster/models/<name>/."""
 
     def run(self):
         compile_protos()
         super().run()
+        for path in sorted(glob.glob(os.path.join(HERE, "models", "*", "*"))):
+            target = os.path.join(self.build_lib, "aster", os.path.relpath(path, HERE))
+            self.mkpath(os.path.dirname(target))
+            self.copy_file(path, target)
 
 
 setup(
@@ -62,9 +67,9 @@ setup(
     description="ASTER scene text recognition (TPS + attention) in TF1 graph style on TF 2.21",
     python_requires=">=3.11,<3.12",
     packages=find_packages(include=["aster", "aster.*"]),
-    # The shipped base model (make pretrain): aster-demo, aster-export and aster-eval read with it
-    # by default (aster/pretrained.py), so wheels and sdists carry it.
-    package_data={"aster": ["models/*/*"]},
+    # The shipped base model (make pretrain, models/ in the repository): aster-demo, aster-export
+    # and aster-eval read with it by default (aster/pretrained.py), so the sdist carries models/
+    # (MANIFEST.in) and BuildPyWithProtos copies it into the wheel as aster/models/.
     install_requires=[
         "tensorflow==2.21.0",
         "tf-keras==2.21.0",

@@ -7,7 +7,7 @@
 Prints one line per image, `<path>\\t<text>\\t<score>` (score = log-probability). Writes no
 file unless --output_dir is given; then the rectified image of each input goes there as
 `<name>_rectified.png`. Without a model flag it reads with the base model shipped in the package
-(aster/models/aster_base, see its MODEL_CARD.md). A checkpoint path may be a training or model
+(models/aster_base, see its MODEL_CARD.md). A checkpoint path may be a training or model
 folder (its newest checkpoint is used); its config defaults to the pipeline.config beside it. An
 image that cannot be read is reported on stderr and skipped.
 

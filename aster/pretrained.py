@@ -1,4 +1,5 @@
-"""The shipped base model: package data under aster/models/<name>/ (written by `make pretrain`).
+"""The shipped base model: models/<name>/ of the repository (written by `make pretrain`), which
+a wheel carries as aster/models/<name>/ (setup.py copies it there).
 
     checkpoint, config_path = pretrained.model_files()      # the default model's two paths
     pretrained.resolve("aster_base")                        # a model name or folder -> checkpoint
@@ -13,7 +14,12 @@ or holds a damaged one raises ModelFolderError with one line naming the file.
 import os
 
 DEFAULT_MODEL = "aster_base"
-MODELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+# An installed wheel has the models inside the package; a source checkout (and its editable
+# install) at the repository's top level.
+_WHEEL_MODELS = os.path.join(_PACKAGE, "models")
+MODELS_DIR = (_WHEEL_MODELS if os.path.isdir(_WHEEL_MODELS)
+              else os.path.join(os.path.dirname(_PACKAGE), "models"))
 CONFIG_FILENAME = "pipeline.config"
 CARD_FILENAME = "MODEL_CARD.md"
 

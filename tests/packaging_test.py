@@ -117,8 +117,8 @@ def test_wheel_built_from_the_sdist_has_working_protos(tmp_path):
     assert bytes.fromhex(parsed) == expected
 
     # The shipped model is package data: the wheel's aster-demo reads with it, from elsewhere.
-    shipped = {f for f in files if f.startswith("aster/models/")}
-    assert {os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "aster", "models", "*",
+    shipped = {f for f in files if f.startswith("models/")}
+    assert {os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "models", "*",
                                                                       "*"))} == shipped
     word = elsewhere / "word.png"
     _render_word("hello", word)

@@ -1,4 +1,4 @@
-"""The shipped base model (aster/models/aster_base): it reads words it never saw, the CLIs read
+"""The shipped base model (models/aster_base): it reads words it never saw, the CLIs read
 with it by default, fine-tuning starts from its weights, and a damaged folder gives one line."""
 
 import io

@@ -3,7 +3,7 @@
     python -m aster.tools.package_model record --train_dir runs/base_cpu --command "make pretrain"
     python -m aster.tools.package_model write --train_dir runs/base_cpu \\
         --data_dir data/base --eval_dir runs/base_cpu/eval \\
-        --greedy_eval_dir runs/base_cpu/eval_greedy --output_dir aster/models/aster_base
+        --greedy_eval_dir runs/base_cpu/eval_greedy --output_dir models/aster_base
 
 `record` writes TRAIN_DIR/provenance.json once, before training starts (the commit and the
 files it differs in, the CPU, the commands); a resumed run keeps the first record. `write` takes
