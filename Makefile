@@ -111,42 +111,56 @@ eval: install protos
 
 # ---- pretrain: the shipped base model, models/aster_base, from a fresh clone: fonts, 500,000
 # synthetic training words into data/base (seed 0: the font families and words that make train's
-# data/synth holds out, and the same val sets), then two stages, each trained, evaluated with beam
-# search and greedy and written as a model folder (weights only, its pipeline.config, MODEL_CARD.md
-# generated from the run's files: aster/tools/package_model.py): configs/base_cpu.config (30,000
-# steps, ~2 h on two Zen 4 cores in bfloat16) into runs/base_cpu (its folder runs/base_cpu/model),
-# then configs/base_cpu_stage2.config (20,000 more steps from those weights with a new, lower
-# schedule, ~1 h 20 min) into runs/base_cpu_stage2, written as models/aster_base with a card
-# that names both stages. A rerun resumes each stage from the newest checkpoint in its train dir.
+# data/synth holds out, and the same val sets), then three stages, each trained, evaluated with
+# beam search and greedy and written as a model folder (weights only, its pipeline.config,
+# MODEL_CARD.md generated from the run's files: aster/tools/package_model.py):
+# configs/base_cpu.config (30,000 steps, ~2 h on two Zen 4 cores in bfloat16) into runs/base_cpu,
+# configs/base_cpu_stage2.config (20,000 more steps from those weights with a new, lower
+# schedule, ~1 h 10 min) into runs/base_cpu_stage2, and configs/base_cpu_stage3.config (24,000
+# more, half of each batch from 500,000 new renders in data/base_extra, ~1 h 25 min) into
+# runs/base_cpu_stage3, written as models/aster_base with a card that names every stage. A
+# rerun resumes each stage from the newest checkpoint in its train dir.
 BASE_DATA := data/base
+EXTRA_DATA := data/base_extra
 BASE_MODEL := models/aster_base
 BASE_SYNTH_ARGS := --num_train 500000 --num_val 2000 --num_val_ood 2000 --num_shards 40 --seed 0
+EXTRA_SYNTH_ARGS := --split train --num_train 500000 --num_shards 40 --seed 1
+BASE_SYNTH := aster-synth-words --output_dir $(BASE_DATA) $(BASE_SYNTH_ARGS)
+EXTRA_SYNTH := aster-synth-words --output_dir $(EXTRA_DATA) $(EXTRA_SYNTH_ARGS)
+BOTH_SYNTH := $(BASE_SYNTH); $(EXTRA_SYNTH)
 GREEDY_FLAGS := $(foreach i,0 1,--set \
 	'model.multi_predictors_recognition_model.predictor[$(i)].attention_predictor.beam_width=1')
 
-# $(call pretrain_stage,CONFIG,TRAIN_DIR,MODEL_DIR,EXTRA write FLAGS): one stage of make pretrain.
+# $(call pretrain_stage,CONFIG,TRAIN_DIR,MODEL_DIR,EXTRA write FLAGS,DATA DIRS,DATA COMMANDS):
+# one stage of make pretrain.
 define pretrain_stage
 	$(PY) -m aster.tools.package_model record --train_dir $(2) \
 		--command "aster-train --pipeline_config_path $(1) --train_dir $(2)" \
-		--data_command "aster-synth-words --output_dir $(BASE_DATA) $(BASE_SYNTH_ARGS)"
+		--data_command "$(6)"
 	$(VENV)/bin/aster-train --pipeline_config_path $(1) --train_dir $(2)
 	$(VENV)/bin/aster-eval --pipeline_config_path $(1) --checkpoint_dir $(2) --run_once \
 		--eval_dir $(2)/eval
 	$(VENV)/bin/aster-eval --pipeline_config_path $(1) --checkpoint_dir $(2) --run_once \
 		--eval_dir $(2)/eval_greedy $(GREEDY_FLAGS) \
 		--set eval_config.compare_identity_rectification=false
-	$(PY) -m aster.tools.package_model write --train_dir $(2) --data_dir $(BASE_DATA) \
+	$(PY) -m aster.tools.package_model write --train_dir $(2) --data_dir $(5) \
 		--eval_dir $(2)/eval --greedy_eval_dir $(2)/eval_greedy --output_dir $(3) $(4)
 endef
 
 $(BASE_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts
-	$(VENV)/bin/aster-synth-words --output_dir $(BASE_DATA) $(BASE_SYNTH_ARGS)
+	$(VENV)/bin/$(BASE_SYNTH)
+
+$(EXTRA_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts
+	$(VENV)/bin/$(EXTRA_SYNTH)
 
 .PHONY: pretrain
-pretrain: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json
-	$(call pretrain_stage,configs/base_cpu.config,runs/base_cpu,runs/base_cpu/model,)
-	$(call pretrain_stage,configs/base_cpu_stage2.config,runs/base_cpu_stage2,$(BASE_MODEL),\
-		--starts_from runs/base_cpu/model)
+pretrain: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json $(EXTRA_DATA)/manifest.json
+	$(call pretrain_stage,configs/base_cpu.config,runs/base_cpu,runs/base_cpu/model,,\
+		$(BASE_DATA),$(BASE_SYNTH))
+	$(call pretrain_stage,configs/base_cpu_stage2.config,runs/base_cpu_stage2,\
+		runs/base_cpu_stage2/model,--starts_from runs/base_cpu/model,$(BASE_DATA),$(BASE_SYNTH))
+	$(call pretrain_stage,configs/base_cpu_stage3.config,runs/base_cpu_stage3,$(BASE_MODEL),\
+		--starts_from runs/base_cpu_stage2/model,$(BASE_DATA) $(EXTRA_DATA),$(BOTH_SYNTH))
 
 # ---- tiny-data: the data of configs/tiny.config and the README's example commands,
 # data/tiny_train.tfrecord (512 synthetic words) and data/tiny_val.tfrecord (64 unseen words and

@@ -116,12 +116,17 @@ def _total_seconds(facts):
     return sum(stage["train_seconds"] for stage in _stages(facts))
 
 
+def _seeds(seed):
+    """'seed 0', or 'seeds 0, 1' for the data of several aster-synth-words runs."""
+    return f"seeds {seed}" if "," in str(seed) else f"seed {seed}"
+
+
 def _data_lines(facts):
     train = facts["data"]
     families = train["font_families"]
     return [
         f"- Data: `{facts['provenance'].get('data_command', '')}` "
-        f"({train['num_images']:,} training images, seed {train['seed']}).",
+        f"({train['num_images']:,} training images, {_seeds(train['seed'])}).",
         f"- Words: {train['words']} ({train['num_words']:,} words) with "
         f"{100 * train['random_fraction']:.0f}% generated strings (letters, digits, dates, "
         f"prices), at most {train['max_length']} characters.",

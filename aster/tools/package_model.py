@@ -24,6 +24,7 @@ The folder is checked before the command returns: the inference graph restores i
 """
 
 import argparse
+import collections
 import datetime
 import glob
 import json
@@ -161,14 +162,22 @@ DATA_FIELDS = ("num_images", "seed", "words", "num_words", "random_fraction", "m
                "num_fonts", "curves", "backgrounds")
 
 
-def data_facts(manifest):
-    """What the card says of the training data, from aster-synth-words' manifest.json: the
-    train split's size, seed, word source and font families, and the other splits' sizes."""
-    train = manifest["splits"]["train"]
-    facts = {k: train[k] for k in DATA_FIELDS if k in train}
-    facts["font_families"] = sorted(train.get("fonts", {}))
-    facts["other_splits"] = {name: split["num_images"] for name, split in
-                             manifest["splits"].items() if name != "train"}
+def data_facts(manifests):
+    """What the card says of the training data, from the manifest.json of each folder that
+    aster-synth-words wrote for it: the train splits' size, seeds, word source and font families
+    (the union), and the other splits' sizes."""
+    trains = [m["splits"]["train"] for m in manifests]
+    facts = {k: trains[0][k] for k in DATA_FIELDS if k in trains[0]}
+    facts["num_images"] = sum(t["num_images"] for t in trains)
+    for key in ("curves", "backgrounds"):
+        if all(key in t for t in trains):
+            facts[key] = dict(sum((collections.Counter(t[key]) for t in trains),
+                                  collections.Counter()))
+    if len(trains) > 1:
+        facts["seed"] = ", ".join(str(t.get("seed", "?")) for t in trains)
+    facts["font_families"] = sorted(set().union(*(t.get("fonts", {}) for t in trains)))
+    facts["other_splits"] = {name: split["num_images"] for m in manifests
+                             for name, split in m["splits"].items() if name != "train"}
     return facts
 
 
@@ -230,8 +239,9 @@ def write(args):
         "step": step,
         "provenance": _load_json(os.path.join(args.train_dir, PROVENANCE),
                                  "written by `package_model record` before training"),
-        "data": data_facts(_load_json(os.path.join(args.data_dir, "manifest.json"),
-                                      "the aster-synth-words manifest of the training data")),
+        "data": data_facts([_load_json(os.path.join(d, "manifest.json"),
+                                       "the aster-synth-words manifest of the training data")
+                            for d in args.data_dir]),
         "beam": evaluation(args.eval_dir, step, "the beam-search evaluation"),
         "greedy": evaluation(args.greedy_eval_dir, step, "the greedy evaluation"),
         "curve": curve(args.eval_dir),
@@ -273,7 +283,8 @@ def build_parser():
     out = sub.add_parser("write", help="write the model folder from a trained and evaluated run")
     out.add_argument("--train_dir", required=True)
     out.add_argument("--checkpoint_path", default="", help="default: TRAIN_DIR's newest")
-    out.add_argument("--data_dir", required=True, help="the training data (its manifest.json)")
+    out.add_argument("--data_dir", required=True, nargs="+",
+                     help="the training data's folders (their manifest.json)")
     out.add_argument("--eval_dir", required=True, help="aster-eval's folder, beam search")
     out.add_argument("--greedy_eval_dir", required=True, help="aster-eval's folder, greedy")
     out.add_argument("--output_dir", required=True, help="the model folder (replaced)")

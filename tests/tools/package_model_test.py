@@ -115,3 +115,21 @@ def test_a_continued_run_names_both_stages_on_its_card(tmp_path):
 def test_the_earlier_stage_must_be_a_model_folder(tmp_path):
     with pytest.raises(ValueError, match=r"card\.json: missing \(.*earlier stage\)"):
         package_model.earlier_stage(str(tmp_path))
+
+
+def _manifest(num_images, seed, families, curves):
+    return {"splits": {"train": {"num_images": num_images, "seed": seed, "words": "w",
+                                 "fonts": {f: 1 for f in families}, "curves": curves}}}
+
+
+def test_the_data_of_several_folders_is_summed_and_its_families_joined():
+    one = _manifest(500, 0, ["Go", "Lato"], {"arc": 100, "none": 400})
+    one["splits"]["val"] = {"num_images": 20}
+    facts = package_model.data_facts([one, _manifest(300, 1, ["Lato", "PT Sans"],
+                                                     {"arc": 50, "none": 250})])
+    assert facts["num_images"] == 800 and facts["seed"] == "0, 1"
+    assert facts["font_families"] == ["Go", "Lato", "PT Sans"]
+    assert facts["curves"] == {"arc": 150, "none": 650}
+    assert facts["other_splits"] == {"val": 20}
+    assert package_model.data_facts([one])["seed"] == 0
+    assert model_card._seeds("0, 1") == "seeds 0, 1" and model_card._seeds(0) == "seed 0"
