@@ -17,10 +17,10 @@ from aster.tf_setup import tf
 from aster.tools import fonts, model_card, synth_words, tfrecord_utils
 from aster.utils import config_util
 
-# 256 words: the shipped model reads ~91% of val, and a draw of 64 read 86% of them (a 90%
-# floor on 64 failed on CI); 85% of 256 leaves more than three standard deviations.
+# 256 words: the shipped model reads ~92% of val, and one draw of 64 words read 86% of them (a
+# 90% floor on 64 failed on CI); of 256 the model reads 236 (92.2%), the 90% floor asks 231.
 NUM_WORDS = 256
-FLOOR = 0.85
+FLOOR = 0.9
 SEED = 20261205  # the words and fonts drawn; a fixed seed gives the same images on a machine
 
 
@@ -112,6 +112,7 @@ def test_fine_tuning_from_the_shipped_model_starts_from_its_weights(tmp_path, sh
         "train_config.fine_tune_checkpoint=aster_base", "train_config.num_steps=1",
         "train_config.batch_size=8"])
     config.train_input_reader[0].ClearField("length_curriculum")
+    del config.train_input_reader[1:]  # the shipped stage mixed two folders: one reader here
     train_dir = str(tmp_path / "train")
     trainer.train(config, train_dir)
     start = tf.train.load_checkpoint(os.path.join(train_dir, "model.ckpt-0"))

@@ -79,7 +79,7 @@ NOT_RUN = {
     "aster-eval --pipeline_config_path configs/demo_cpu.config --checkpoint_dir runs/demo_cpu "
     "--eval_dir runs/demo_cpu/eval --run_once": "needs the checkpoints of make train",
     # configs/base_cpu.config
-    "make pretrain": "500,000 synthetic images and ~3 h 20 min of training",
+    "make pretrain": "1,000,000 synthetic images and ~4 h 30 min of training",
     "aster-synth-words --output_dir data/base --num_train 500000 --num_val 2000 "
     "--num_val_ood 2000 --num_shards 40 --seed 0": "500,000 images take ~8 minutes",
     "aster-train --pipeline_config_path configs/base_cpu.config --train_dir runs/base_cpu":
@@ -93,6 +93,13 @@ NOT_RUN = {
     "aster-eval --pipeline_config_path configs/base_cpu_stage2.config --checkpoint_dir "
     "runs/base_cpu_stage2 --eval_dir runs/base_cpu_stage2/eval --run_once":
         "needs the checkpoints of make pretrain's second stage",
+    # configs/base_cpu_stage3.config
+    "aster-train --pipeline_config_path configs/base_cpu_stage3.config --train_dir "
+    "runs/base_cpu_stage3": "continues make pretrain's runs/base_cpu_stage2; 24,000 steps take "
+                            "~80 minutes",
+    "aster-eval --pipeline_config_path configs/base_cpu_stage3.config --checkpoint_dir "
+    "runs/base_cpu_stage3 --eval_dir runs/base_cpu_stage3/eval --run_once":
+        "needs the checkpoints of make pretrain's third stage",
     # configs/finetune_cpu.config
     "aster-convert folder --labels_file my_crops/labels.txt --output data/mine/train.tfrecord":
         "needs crops of your own (tests/tools/converters run the folder converter)",

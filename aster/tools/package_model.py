@@ -18,7 +18,7 @@ the newest checkpoint of TRAIN_DIR (or --checkpoint_path) and writes into OUTPUT
   provenance, data manifest, steps and wall time from the run's event files, evaluation reports
   (beam and greedy, for the checkpoint written), the accuracy at every evaluated step; with
   --starts_from (a run that continued another one through fine_tune_checkpoint) the earlier
-  stage's facts from the model folder written for it, so the card names both stages.
+  stage's facts from the model folder written for it, so the card names every stage.
 
 The folder is checked before the command returns: the inference graph restores its checkpoint.
 """
@@ -290,7 +290,7 @@ def build_parser():
     out.add_argument("--output_dir", required=True, help="the model folder (replaced)")
     out.add_argument("--starts_from", default="",
                      help="the model folder written for the run this one continued "
-                          "(fine_tune_checkpoint): the card names both stages")
+                          "(fine_tune_checkpoint): the card names every stage")
     return parser
 
 
