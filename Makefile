@@ -40,18 +40,34 @@ clean:
 # (report table printed, results.md/json and the example sheets in runs/demo_cpu/eval). Rerunning
 # resumes from the newest checkpoint in runs/demo_cpu (and only re-evaluates once training is
 # done). `make eval` re-evaluates.
+# SCRIPT=el (Greek) or SCRIPT=ru (Russian): the same for that alphabet (aster-synth-words
+# --language, aster/tools/languages.py): data/synth_<script>, configs/demo_cpu_<script>.config,
+# runs/demo_cpu_<script>, scored with protocol 1 (the model's character set, case-folded).
+SCRIPT ?=
+ifeq ($(SCRIPT),)
 SYNTH_DIR := data/synth
 DEMO_CONFIG := configs/demo_cpu.config
 DEMO_DIR := runs/demo_cpu
+LANGUAGE_ARGS :=
+else
+ifeq ($(filter el ru,$(SCRIPT)),)
+$(error SCRIPT=$(SCRIPT): expected el (Greek) or ru (Russian), or no SCRIPT for English)
+endif
+SYNTH_DIR := data/synth_$(SCRIPT)
+DEMO_CONFIG := configs/demo_cpu_$(SCRIPT).config
+DEMO_DIR := runs/demo_cpu_$(SCRIPT)
+LANGUAGE_ARGS := --language $(SCRIPT)
+endif
 FONTS_STAMP := $(VENV)/.fonts-installed
 # Validation: val (unseen words and font families, training style) and val_ood (unseen words,
 # font families and style mix); the families are chosen by split_families
 # (aster/tools/font_families.py).
 SYNTH_ARGS := --num_train 100000 --num_val 2000 --num_val_ood 2000 --num_shards 8
 
-# The font families of setup.py's `fonts` extra (PyPI font-* packages; aster-synth-words finds them).
+# The font families of setup.py's `fonts` extra (PyPI font-* packages; aster-synth-words finds them)
+# and the word lists of its `languages` extra (wordfreq, for SCRIPT=el/ru).
 $(FONTS_STAMP): $(STAMP) setup.py
-	$(PIP) install -q -e '.[dev,fonts]'
+	$(PIP) install -q -e '.[dev,fonts,languages]'
 	@touch $(FONTS_STAMP)
 
 # ---- system-fonts: Debian font packages for Latin text (~45 MB, 10 s here). With the `fonts` extra
@@ -92,7 +108,7 @@ $(SYSTEM_FONTS_STAMP):
 	fi
 
 $(SYNTH_DIR)/manifest.json: | $(FONTS_STAMP) system-fonts
-	$(VENV)/bin/aster-synth-words --output_dir $(SYNTH_DIR) $(SYNTH_ARGS)
+	$(VENV)/bin/aster-synth-words --output_dir $(SYNTH_DIR) $(SYNTH_ARGS) $(LANGUAGE_ARGS)
 
 .PHONY: train
 train: install protos $(FONTS_STAMP) $(SYNTH_DIR)/manifest.json

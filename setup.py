@@ -89,7 +89,9 @@ setup(
         # pytest-xdist: `make test` runs the suite in two processes (Makefile, TEST_WORKERS).
         "dev": ["pytest>=8", "pytest-xdist==3.8.0", "ruff==0.17.6", "lmdb>=1.4", "scipy>=1.11",
                 "grpcio-tools==1.85.1", "setuptools>=70", "wheel", "ai-edge-litert==2.3.0",
-                "tf2onnx==1.17.0", "onnx==1.23.2", "onnxruntime==1.32.0"],
+                "tf2onnx==1.17.0", "onnx==1.23.2", "onnxruntime==1.32.0", "wordfreq==3.1.1"],
+        # Word lists for aster-synth-words --language el|ru (aster/tools/languages.py).
+        "languages": ["wordfreq==3.1.1"],
         # The LiteRT runtime that runs an `aster-export --format tflite` model without TensorFlow
         # (tests/export_tflite_test.py runs it in a fresh interpreter).
         "tflite": ["ai-edge-litert==2.3.0"],

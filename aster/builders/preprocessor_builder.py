@@ -78,7 +78,8 @@ def _build_string_filtering(c):
     charset = character_set_builder.build(
         c.include_charset, "preprocessing_step.string_filtering.include_charset"
     )
-    return text.string_filtering, {"lower_case": c.lower_case, "include_charset": charset}
+    return text.string_filtering, {"lower_case": c.lower_case, "include_charset": charset,
+                                   "case_fold": c.case_fold}
 
 
 def _build_random_rotation(c):

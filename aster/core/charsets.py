@@ -5,7 +5,10 @@ The built-in sets are also what the evaluation protocols 36, 62 and 94 keep
 (aster/utils/recognition_evaluation.py).
 """
 
+import functools
 import string
+import sys
+import unicodedata
 
 LOWERCASE = string.digits + string.ascii_lowercase  # 36
 ALLCASES = string.digits + string.ascii_letters  # 62
@@ -73,3 +76,24 @@ def from_config(charset, path="character_set"):
         message = str(e)
         raise ValueError(message if message.startswith(path) else f"{path}.{source}: {message}"
                          ) from None
+
+
+def fold_case(text):
+    """Unicode NFKC, case folding and NFKC again: what protocol 1 compares with
+    eval_config.charset_fold_case and string_filtering's case_fold does to labels (Σ, σ, ς -> σ;
+    Ά -> ά; Ё -> ё)."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+
+
+@functools.lru_cache(maxsize=1)
+def case_fold_table():
+    """(from code points, to code points): the characters fold_case maps to one other character,
+    sorted by code point (those it maps to several, like ß -> ss, are left out)."""
+    pairs = []
+    for code in range(sys.maxunicode + 1):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        folded = fold_case(chr(code))
+        if len(folded) == 1 and folded != chr(code):
+            pairs.append((code, ord(folded)))
+    return [a for a, _ in pairs], [b for _, b in pairs]

@@ -3,16 +3,34 @@
 Replaces the original's StringFiltering C++ op with tf.strings ops.
 """
 
+from aster.core import charsets
 from aster.tf_setup import tf
 
 
-def string_filtering(text, lower_case=False, include_charset=None):
-    """Optionally lower-cases a transcript, then keeps only the characters of a set.
+def fold_case(text):
+    """Folds the case of every character as charsets.fold_case does to it alone (Σ, σ, ς -> σ);
+    characters it would turn into several are lower-cased instead. string tensor -> same shape."""
+    sources, targets = charsets.case_fold_table()
+    sources = tf.constant(sources, tf.int32)
+    codes = tf.strings.unicode_decode(tf.strings.lower(text, encoding="utf-8"), "UTF-8",
+                                      errors="replace")
+    flat = codes.flat_values if isinstance(codes, tf.RaggedTensor) else codes
+    position = tf.minimum(tf.searchsorted(sources, flat), tf.size(sources) - 1)
+    folded = tf.where(tf.equal(tf.gather(sources, position), flat),
+                      tf.gather(tf.constant(targets, tf.int32), position), flat)
+    if isinstance(codes, tf.RaggedTensor):
+        folded = codes.with_flat_values(folded)
+    return tf.strings.unicode_encode(folded, "UTF-8")
+
+
+def string_filtering(text, lower_case=False, include_charset=None, case_fold=False):
+    """Optionally lower-cases or case-folds a transcript, then keeps only the characters of a set.
 
     Args:
       text: string scalar tensor (UTF-8). Invalid UTF-8 bytes become U+FFFD, which is then dropped
         unless the set includes it.
       lower_case: lower-case first (Unicode-aware: "É" -> "é").
+      case_fold: fold the case first, as protocol 1 does with charset_fold_case (see fold_case).
       include_charset: sequence of single characters to keep, or None to keep everything.
 
     Returns:
@@ -22,7 +40,9 @@ def string_filtering(text, lower_case=False, include_charset=None):
       ValueError: an entry of include_charset is not a single character, or text is not a
         scalar.
     """
-    if lower_case:
+    if case_fold:
+        text = fold_case(text)
+    elif lower_case:
         text = tf.strings.lower(text, encoding="utf-8")
     if include_charset is None:
         return text

@@ -213,14 +213,16 @@ def _inspect_file(path, chars):
         word = _render(font, _WORD, (32 * len(_WORD), 64))
     except Exception as err:  # FreeType cannot load or draw it
         return None, UNREADABLE, f"{type(err).__name__}: {err}"
-    masks = set()
     for char in chars:
         mask = images[char].tobytes()
         if mask == notdef or not any(mask):
             return None, NOTDEF, f"{char!r} draws .notdef or nothing"
-        masks.add(mask)
-    if len(masks) < len(set(chars)) * 0.9:  # symbol fonts map letters to few shapes
-        return None, SYMBOL, f"{len(set(chars))} characters draw only {len(masks)} shapes"
+    # Symbol fonts map letters to few shapes. Counted apart for a-z/A-Z/0-9 and for the other
+    # characters: a Greek or Cyrillic capital may draw the same glyph as a Latin one (A and Α).
+    for group in (set(chars) & set(REQUIRED_CHARS), set(chars) - set(REQUIRED_CHARS)):
+        masks = {images[char].tobytes() for char in group}
+        if len(masks) < len(group) * 0.9:
+            return None, SYMBOL, f"{len(group)} characters draw only {len(masks)} shapes"
     if not all(images[c].getbbox() for c in _CAPS_LETTERS + _CAPS_LETTERS.upper()):
         return None, NOTDEF, "a letter draws nothing"
     same = caps_like_count([images[c] for c in _CAPS_LETTERS],

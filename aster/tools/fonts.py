@@ -67,6 +67,7 @@ class FontReport:
     rejected: dict
     fonts: list
     same_face: dict = dataclasses.field(default_factory=dict)
+    required: str = REQUIRED_CHARS  # the characters every usable font draws
 
     def reasons(self):
         """{reason: number of rejected files}, most frequent first."""
@@ -92,7 +93,7 @@ class FontReport:
             raise NoFontsError(
                 f"no usable font found ({self.summary()}; searched the given folders, "
                 f"{list(SYSTEM_FONT_DIRS)} and package font folders for fonts that draw "
-                f"{REQUIRED_CHARS!r}); install some, e.g. `make system-fonts` or `apt-get install "
+                f"{self.required!r}); install some, e.g. `make system-fonts` or `apt-get install "
                 "fonts-dejavu-core fonts-liberation2`, or pass --font_dirs / --fonts")
         return self.fonts
 
@@ -177,13 +178,15 @@ def _drop_duplicates(paths):
     return [p for p in paths if p not in duplicates], duplicates
 
 
-def font_report(font_dirs=(), font_files=()):
+def font_report(font_dirs=(), font_files=(), required=REQUIRED_CHARS):
     """Finds the usable fonts and says what was found.
 
     Args:
       font_dirs: extra folders searched first (each must exist and hold a font file).
       font_files: explicit font files; when given, only these are used (each must be a font file
         fontTools and FreeType can read; one that is readable but fails the checks is rejected).
+      required: the characters a usable font must draw (default a-z, A-Z, 0-9; a language's
+        languages.Language.font_chars for aster-synth-words --language).
 
     Returns:
       FontReport (`.summary()` is one printable line; `.fonts` may be empty).
@@ -202,7 +205,7 @@ def font_report(font_dirs=(), font_files=()):
     unique, duplicates = _drop_duplicates(paths)
     fonts, rejected, same_face, faces = [], {}, {}, {}
     for path in unique:
-        info, reason, detail = check_font(path)
+        info, reason, detail = check_font(path, required)
         if info is not None:
             kept = faces.setdefault(detail.casefold(), path)
             if kept == path:
@@ -214,21 +217,23 @@ def font_report(font_dirs=(), font_files=()):
             raise FontPathError(path, f"font file {path!r} is not a readable font ({detail})")
         rejected[path] = (reason, detail)
     return FontReport(candidates=paths, duplicates=duplicates, rejected=rejected,
-                      fonts=sorted(fonts, key=lambda f: f.path), same_face=same_face)
+                      fonts=sorted(fonts, key=lambda f: f.path), same_face=same_face,
+                      required=required)
 
 
-def find_fonts(font_dirs=(), font_files=()):
+def find_fonts(font_dirs=(), font_files=(), required=REQUIRED_CHARS):
     """Returns the usable fonts (FontInfo, sorted by path; identical files only once).
 
     Args:
       font_dirs: extra folders searched first.
       font_files: explicit font files; when given, only these are used.
+      required: the characters a usable font must draw (see font_report).
 
     Raises:
       FontPathError: for an explicit font file or folder that cannot be used (see font_report).
       NoFontsError: when no usable font is found (the message says what was searched and how to
         install fonts).
     """
-    return font_report(font_dirs, font_files).require_fonts()
+    return font_report(font_dirs, font_files, required).require_fonts()
 
 

@@ -14,7 +14,9 @@ writes, in --output_dir:
   manifest.json                   all of it in one file
 
 Words: aster/tools/vocabulary.py (the english-words dictionary, or --word_list FILE), split
-three ways by a hash of the lower-cased text. Fonts: every usable font on the machine
+three ways by a hash of the lower-cased text. `--language el|ru` draws Greek or Russian instead
+(aster/tools/languages.py: wordfreq's words, the fonts that draw the script, its letters in the
+generated strings) and writes the model's character set as charset.txt beside the records. Fonts: every usable font on the machine
 (aster/tools/fonts.py), split three ways by family (aster/tools/font_families.py). Every image
 carries `image/keypoints`: the top and bottom lines of its word through the drawn geometry
 (aster/tools/synth_render.py).
@@ -36,7 +38,8 @@ import time
 
 import numpy as np
 
-from aster.tools import font_families, synth_render, synth_style, tfrecord_utils, vocabulary
+from aster.tools import (font_families, languages, synth_render, synth_style, tfrecord_utils,
+                         vocabulary)
 from aster.tools import fonts as fonts_lib
 from aster.utils import cli, cli_logging
 
@@ -63,7 +66,7 @@ class SplitPlan:
 
 def make_plans(fonts, seed=0, val_disjoint="both", heldout=None, style=synth_style.TRAIN_STYLE,
                ood_style=synth_style.OOD_STYLE, word_list=None, random_fraction=0.3,
-               max_length=16):
+               max_length=16, language=None):
     """Returns ({render split: SplitPlan}, font note) for the fonts found.
 
     Args:
@@ -72,6 +75,7 @@ def make_plans(fonts, seed=0, val_disjoint="both", heldout=None, style=synth_sty
       style, ood_style: RenderStyle of train/val and of val_ood (sizes and the legibility floor
         taken from `style`).
       word_list: optional path of a word file replacing the dictionary.
+      language: optional languages.Language: its word list (unless word_list) and letters.
 
     Raises:
       ValueError: an unknown val_disjoint mode, a named family that does not exist, a word list
@@ -84,7 +88,8 @@ def make_plans(fonts, seed=0, val_disjoint="both", heldout=None, style=synth_sty
     else:
         font_splits = {split: fonts for split in vocabulary.SPLITS}
         note = "train and validation share all fonts"
-    vocabularies = vocabulary.build_all(word_list, random_fraction, max_length)
+    vocabularies = vocabulary.build_all(word_list, random_fraction, max_length,
+                                        language=language)
     if val_disjoint not in ("both", "words"):
         vocabularies = {s: _merged(vocabularies, s) for s in vocabulary.SPLITS}
     ood_style = ood_style.replace(height=style.height, width=style.width,
@@ -202,7 +207,8 @@ def _manifest(plan, count, paths, seconds, stats, note, args):
         "split": plan.split, "num_images": count, "files": paths, "seed": plan.seed,
         "seconds": round(seconds, 2), "images_per_second": round(count / max(seconds, 1e-9)),
         "num_workers": args.num_workers, "val_disjoint": args.val_disjoint,
-        "words": vocabulary.source_name(args.word_list),
+        "language": args.language,
+        "words": vocabulary.source_name(args.word_list, plan.vocabulary.language),
         "num_words": plan.vocabulary.num_words,
         "word_length_histogram": {str(k): v for k, v in plan.vocabulary.length_histogram()
                                   .items()},
@@ -254,6 +260,10 @@ def build_parser():
                         help="longest text (keep it below the decoder's max_num_steps)")
     parser.add_argument("--word_list", default=None,
                         help="a UTF-8 file of words, one per line, instead of the dictionary")
+    parser.add_argument("--language", choices=(languages.ENGLISH, *languages.LANGUAGES),
+                        default=languages.ENGLISH,
+                        help="the script and words: en (English), el (Greek), ru (Russian); "
+                        "el and ru need the wordfreq package (pip install -e '.[languages]')")
     parser.add_argument("--val_disjoint", choices=DISJOINT_MODES, default="both",
                         help="what validation keeps apart from training: words, font families")
     parser.add_argument("--heldout_font_families", default="",
@@ -306,10 +316,12 @@ def _jobs(args):
 
 def run(args):
     """Generates the requested splits; returns {split: manifest dict}."""
-    fonts = fonts_lib.find_fonts(args.font_dirs, args.fonts)
+    language = languages.get(args.language)
+    required = language.font_chars if language else fonts_lib.REQUIRED_CHARS
+    fonts = fonts_lib.find_fonts(args.font_dirs, args.fonts, required)
     plans, note = make_plans(fonts, args.seed, args.val_disjoint, _heldout(args), _style(args),
                              word_list=args.word_list, random_fraction=args.random_fraction,
-                             max_length=args.max_length)
+                             max_length=args.max_length, language=language)
     print(f"aster-synth-words: {len(fonts)} usable fonts in "
           f"{len(font_families.group_by_family(fonts))} families; {note}")
     for name, plan in plans.items():
@@ -319,6 +331,9 @@ def run(args):
             print(f"  {family}: {', '.join(os.path.basename(f.path) for f in members)}")
         return {}
     os.makedirs(args.output_dir, exist_ok=True)
+    if language is not None:
+        with open(os.path.join(args.output_dir, "charset.txt"), "w", encoding="utf-8") as f:
+            f.write("\n".join(language.charset) + "\n")
     manifests = {}
     for name, count, shards in _jobs(args):
         paths, seconds, stats = generate(plans[name], count,

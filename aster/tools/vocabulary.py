@@ -100,6 +100,7 @@ class Vocabulary:
     max_length: int = 16
     keep_case: bool = False
     shared: bool = False  # every split's words (validation not word-disjoint)
+    language: object = None  # languages.Language, or None for English
 
     @property
     def num_words(self):
@@ -113,7 +114,7 @@ class Vocabulary:
         """One text of this split: a list word in some case, or a generated string."""
         if rng.random() < self.random_fraction or not self.by_length:
             for _ in range(1000):
-                text = random_string(rng, self.max_length)
+                text = random_string(rng, self.max_length, self.language)
                 if self.shared or self._keeps(text, rng):
                     return text
         words = self.by_length[weighted_index(rng, self._length_cumulative)][1]
@@ -121,6 +122,8 @@ class Vocabulary:
         if self.keep_case:
             return word
         case = weighted_index(rng, _CASE_CUMULATIVE)
+        if self.language is not None:
+            return self.language.cased(word, case)
         return (word, word.capitalize(), word.upper())[case]
 
     def _keeps(self, text, rng):
@@ -137,7 +140,7 @@ class Vocabulary:
 
 
 def build(split, words, random_fraction=0.3, max_length=16, can_draw=None, source="word list",
-          keep_case=False):
+          keep_case=False, language=None):
     """The Vocabulary of `split` from `words` (those of the split, at most max_length long).
 
     Args:
@@ -148,6 +151,8 @@ def build(split, words, random_fraction=0.3, max_length=16, can_draw=None, sourc
       can_draw: optional callable(text) -> bool; words it rejects are left out.
       source: what `words` came from, for the error message.
       keep_case: draw list words as written (a user's list) instead of re-casing them.
+      language: languages.Language of the words (its letters for generated strings, its case
+        rules), or None for English.
 
     Raises:
       VocabularyError: no word of the list is usable for any split.
@@ -168,17 +173,22 @@ def build(split, words, random_fraction=0.3, max_length=16, can_draw=None, sourc
         if in_split(word, split):
             groups[len(word)].append(word)
     by_length = tuple((length, tuple(groups[length])) for length in sorted(groups))
-    return Vocabulary(split, by_length, random_fraction, max_length, keep_case)
+    return Vocabulary(split, by_length, random_fraction, max_length, keep_case,
+                      language=language)
 
 
-def build_all(word_list_path=None, random_fraction=0.3, max_length=16, can_draw=None):
-    """{split: Vocabulary} from the dictionary (or the file at word_list_path)."""
+def build_all(word_list_path=None, random_fraction=0.3, max_length=16, can_draw=None,
+              language=None):
+    """{split: Vocabulary} from the dictionary, the language's word list (languages.Language)
+    or the file at word_list_path."""
     if word_list_path:
         words, source, keep_case = read_word_list(word_list_path), word_list_path, True
+    elif language is not None:
+        words, source, keep_case = language.words(), source_name(None, language), False
     else:
         words, source, keep_case = dictionary_words(), "english-words web2+gcide", False
-    return {split: build(split, words, random_fraction, max_length, can_draw, source, keep_case)
-            for split in SPLITS}
+    return {split: build(split, words, random_fraction, max_length, can_draw, source, keep_case,
+                         language) for split in SPLITS}
 
 
 # ------------------------------------------------------------------------- generated strings
@@ -197,22 +207,34 @@ def _digits(rng, count):
     return "".join(str(d) for d in rng.integers(10, size=count))
 
 
-def random_string(rng, max_length):
-    """A random string of at most max_length characters, of a kind drawn from RANDOM_KINDS."""
+def random_string(rng, max_length, language=None):
+    """A random string of at most max_length characters, of a kind drawn from RANDOM_KINDS;
+    letters are the language's (languages.Language; None: a-z, A-Z)."""
     kind = RANDOM_KINDS[weighted_index(rng, _KIND_CUMULATIVE)][0]
-    text = _GENERATORS[kind](rng, max_length)
+    if kind in ("letters", "alphanumeric"):
+        text = _GENERATORS[kind](rng, max_length, _alphabets(language))
+    else:
+        text = _GENERATORS[kind](rng, max_length)
     return text[:max_length]
 
 
-def _letters(rng, max_length):
-    alphabet = (string.ascii_lowercase, string.ascii_uppercase)[int(rng.integers(2))]
+def _alphabets(language):
+    """(lower, UPPER) letters of generated strings."""
+    if language is None:
+        return string.ascii_lowercase, string.ascii_uppercase
+    return language.letters, "".join(dict.fromkeys(language.upper(language.letters)))
+
+
+def _letters(rng, max_length, alphabets=(string.ascii_lowercase, string.ascii_uppercase)):
+    alphabet = alphabets[int(rng.integers(2))]
     length = int(rng.integers(1, min(max_length, 12) + 1))
     return "".join(alphabet[i] for i in rng.integers(len(alphabet), size=length))
 
 
-def _alphanumeric(rng, max_length):
-    alphabet = (string.ascii_lowercase + string.digits, string.ascii_uppercase + string.digits,
-                string.ascii_letters + string.digits)[int(rng.integers(3))]
+def _alphanumeric(rng, max_length, alphabets=(string.ascii_lowercase, string.ascii_uppercase)):
+    lower, upper = alphabets
+    alphabet = (lower + string.digits, upper + string.digits,
+                lower + upper + string.digits)[int(rng.integers(3))]
     length = int(rng.integers(1, min(max_length, 12) + 1))
     return "".join(alphabet[i] for i in rng.integers(len(alphabet), size=length))
 
@@ -260,5 +282,10 @@ def describe(vocabularies):
             for split, v in vocabularies.items()}
 
 
-def source_name(word_list_path=None):
-    return os.path.abspath(word_list_path) if word_list_path else "english-words==2.0.2 web2+gcide"
+def source_name(word_list_path=None, language=None):
+    """What the words came from, for the manifest and the model card."""
+    if word_list_path:
+        return os.path.abspath(word_list_path)
+    if language is not None:
+        return f"wordfreq==3.1.1 {language.code} ({language.wordlist} list)"
+    return "english-words==2.0.2 web2+gcide"
