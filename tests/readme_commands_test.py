@@ -78,6 +78,21 @@ NOT_RUN = {
         "reads make train's data/synth; 5,000 steps take ~35 minutes",
     "aster-eval --pipeline_config_path configs/demo_cpu.config --checkpoint_dir runs/demo_cpu "
     "--eval_dir runs/demo_cpu/eval --run_once": "needs the checkpoints of make train",
+    # configs/demo_cpu_el.config and configs/demo_cpu_ru.config
+    **{command: reason for code in ("el", "ru") for command, reason in {
+        f"make train SCRIPT={code}": "fonts, 100,000 synthetic images and ~20 minutes of "
+                                     "training (tests/script_export_test.py trains a tiny "
+                                     "Greek model)",
+        f"aster-synth-words --output_dir data/synth_{code} --language {code} --num_train 100000 "
+        "--num_val 2000 --num_val_ood 2000 --num_shards 8": "100,000 images take minutes",
+        f"aster-train --pipeline_config_path configs/demo_cpu_{code}.config --train_dir "
+        f"runs/demo_cpu_{code}": f"reads make train SCRIPT={code}'s data; 5,000 steps take "
+                                 "~20 minutes",
+        f"aster-eval --pipeline_config_path configs/demo_cpu_{code}.config --checkpoint_dir "
+        f"runs/demo_cpu_{code} --eval_dir runs/demo_cpu_{code}/eval --run_once":
+            f"needs the checkpoints of make train SCRIPT={code}",
+    }.items()},
+    "pip install -e '.[fonts,languages]'": "changes this environment and needs PyPI",
     # configs/base_cpu.config
     "make pretrain": "1,000,000 synthetic images and ~4 h 30 min of training",
     "aster-synth-words --output_dir data/base --num_train 500000 --num_val 2000 "

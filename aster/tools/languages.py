@@ -45,7 +45,7 @@ class Language:
     @property
     def charset(self):
         """The model's characters: digits then letters (configs/charsets/<code>.txt)."""
-        return string.digits + self.letters
+        return string.digits + "".join(c for c in self.letters if c not in string.digits)
 
     @property
     def font_chars(self):
@@ -82,8 +82,11 @@ class Language:
         """The language's wordfreq words that fold into the charset (lower case, NFC, sorted).
 
         Raises:
-          LanguageError: the wordfreq package is not installed.
+          LanguageError: the wordfreq package is not installed, or a --charset language (its
+            words come from --word_list).
         """
+        if not self.wordlist:
+            raise LanguageError(f"--charset {self.name}: give the words with --word_list FILE")
         try:
             import wordfreq  # setup.py's `languages` extra
         except ImportError as err:
@@ -99,6 +102,26 @@ LANGUAGES = {
     "el": Language("el", "Greek", "αβγδεζηθικλμνξοπρστυφχψω" "άέήίόύώ" "ϊϋΐΰ", extra_forms="ς"),
     "ru": Language("ru", "Russian", "абвгдеёжзийклмнопрстуфхцчшщъыьэюя", wordlist="large"),
 }
+
+
+def from_charset_file(path):
+    """A Language for a user's character set file (aster-synth-words --charset FILE): its letters
+    are the file's alphabetic characters, cased by Python's rules, words from --word_list.
+
+    Raises:
+      ValueError: an unreadable file, or a character case folding changes (list the folded,
+        lower-case forms: the labels and protocol 1 fold every text).
+    """
+    chars = charsets.from_text_file(path)
+    for char in chars:
+        if charsets.fold_case(char) != char:
+            raise ValueError(f"--charset {path}: {char!r} case-folds to "
+                             f"{charsets.fold_case(char)!r}; list the folded (lower-case) "
+                             "characters, as the labels are folded")
+    letters = "".join(c for c in chars if c.isalpha())
+    if not letters:
+        raise ValueError(f"--charset {path}: no letter in it")
+    return Language("custom", path, letters, wordlist="")
 
 
 def get(code):

@@ -16,8 +16,9 @@ writes, in --output_dir:
 Words: aster/tools/vocabulary.py (the english-words dictionary, or --word_list FILE), split
 three ways by a hash of the lower-cased text. `--language el|ru` draws Greek or Russian instead
 (aster/tools/languages.py: wordfreq's words, the fonts that draw the script, its letters in the
-generated strings) and writes the model's character set as charset.txt beside the records. Fonts: every usable font on the machine
-(aster/tools/fonts.py), split three ways by family (aster/tools/font_families.py). Every image
+generated strings) and writes the model's character set as charset.txt beside the records.
+Fonts: every usable font on the machine (aster/tools/fonts.py; for --language, those that draw
+the script in both cases), split three ways by family (aster/tools/font_families.py). Every image
 carries `image/keypoints`: the top and bottom lines of its word through the drawn geometry
 (aster/tools/synth_render.py).
 
@@ -38,8 +39,15 @@ import time
 
 import numpy as np
 
-from aster.tools import (font_families, languages, synth_render, synth_style, tfrecord_utils,
-                         vocabulary)
+from aster.core import charsets
+from aster.tools import (
+    font_families,
+    languages,
+    synth_render,
+    synth_style,
+    tfrecord_utils,
+    vocabulary,
+)
 from aster.tools import fonts as fonts_lib
 from aster.utils import cli, cli_logging
 
@@ -207,7 +215,7 @@ def _manifest(plan, count, paths, seconds, stats, note, args):
         "split": plan.split, "num_images": count, "files": paths, "seed": plan.seed,
         "seconds": round(seconds, 2), "images_per_second": round(count / max(seconds, 1e-9)),
         "num_workers": args.num_workers, "val_disjoint": args.val_disjoint,
-        "language": args.language,
+        "language": args.charset or args.language,
         "words": vocabulary.source_name(args.word_list, plan.vocabulary.language),
         "num_words": plan.vocabulary.num_words,
         "word_length_histogram": {str(k): v for k, v in plan.vocabulary.length_histogram()
@@ -264,6 +272,10 @@ def build_parser():
                         default=languages.ENGLISH,
                         help="the script and words: en (English), el (Greek), ru (Russian); "
                         "el and ru need the wordfreq package (pip install -e '.[languages]')")
+    parser.add_argument("--charset", default=None,
+                        help="instead of --language: a UTF-8 file of the model's characters, one "
+                        "per line, lower case (e.g. configs/charsets/ru.txt edited); needs "
+                        "--word_list; fonts must draw its letters in both cases")
     parser.add_argument("--val_disjoint", choices=DISJOINT_MODES, default="both",
                         help="what validation keeps apart from training: words, font families")
     parser.add_argument("--heldout_font_families", default="",
@@ -317,6 +329,10 @@ def _jobs(args):
 def run(args):
     """Generates the requested splits; returns {split: manifest dict}."""
     language = languages.get(args.language)
+    if args.charset:
+        if not args.word_list:
+            raise ValueError("--charset needs --word_list FILE (the words to draw)")
+        language = languages.from_charset_file(args.charset)
     required = language.font_chars if language else fonts_lib.REQUIRED_CHARS
     fonts = fonts_lib.find_fonts(args.font_dirs, args.fonts, required)
     plans, note = make_plans(fonts, args.seed, args.val_disjoint, _heldout(args), _style(args),
@@ -332,8 +348,9 @@ def run(args):
         return {}
     os.makedirs(args.output_dir, exist_ok=True)
     if language is not None:
+        chars = charsets.from_text_file(args.charset) if args.charset else language.charset
         with open(os.path.join(args.output_dir, "charset.txt"), "w", encoding="utf-8") as f:
-            f.write("\n".join(language.charset) + "\n")
+            f.write("\n".join(chars) + "\n")
     manifests = {}
     for name, count, shards in _jobs(args):
         paths, seconds, stats = generate(plans[name], count,

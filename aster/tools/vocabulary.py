@@ -183,6 +183,8 @@ def build_all(word_list_path=None, random_fraction=0.3, max_length=16, can_draw=
     or the file at word_list_path."""
     if word_list_path:
         words, source, keep_case = read_word_list(word_list_path), word_list_path, True
+        if language is not None:  # a user's list for a script: words it can label
+            words = [w for w in words if language.folds_into_charset(w)]
     elif language is not None:
         words, source, keep_case = language.words(), source_name(None, language), False
     else:

@@ -26,7 +26,7 @@ from tests import trainer_helpers
 FD = descriptor.FieldDescriptor
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Cheapest to build first: a field is built in the first config that has it.
-ORDER = ("tiny", "crnn_ctc", "demo_cpu", "base_cpu", "base_cpu_stage2", "base_cpu_stage3",
+ORDER = ("tiny", "crnn_ctc", "demo_cpu", "demo_cpu_el", "demo_cpu_ru", "base_cpu", "base_cpu_stage2", "base_cpu_stage3",
          "finetune_cpu", "aster_paper")
 CONFIGS = sorted(glob.glob(os.path.join(ROOT, "configs", "*.config")),
                  key=lambda p: ORDER.index(os.path.basename(p).split(".")[0]))
