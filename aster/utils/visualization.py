@@ -5,7 +5,10 @@ One sheet row per example: the input image with the predicted TPS control points
 against the ground truth (green when correct, red when wrong).
 """
 
+import importlib.util
 import io
+import os
+import string
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -16,6 +19,13 @@ _MARGIN = 4
 _CORRECT = (0, 140, 0)
 _WRONG = (200, 0, 0)
 _NEUTRAL = (60, 60, 60)
+# Tried in order for a sheet whose text Pillow's default font cannot draw (Greek, Cyrillic, ...:
+# it would show boxes): wide-coverage fonts of the Debian packages and of matplotlib.
+WIDE_FONTS = ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+              "/usr/share/fonts/truetype/freefont/FreeSans.ttf",
+              "/usr/share/fonts/truetype/noto/NotoSans-Regular.ttf",
+              "/usr/share/fonts/truetype/liberation2/LiberationSans-Regular.ttf",
+              "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf")
 
 
 def to_uint8(image, value_range=(0.0, 255.0)):
@@ -104,6 +114,31 @@ def _draw_text(draw, xy, text, color, font):
         draw.text(xy, text.encode("ascii", "backslashreplace").decode(), fill=color, font=font)
 
 
+def _wide_font_paths():
+    paths = list(WIDE_FONTS)
+    spec = importlib.util.find_spec("matplotlib")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        paths.append(os.path.join(location, "mpl-data", "fonts", "ttf", "DejaVuSans.ttf"))
+    return [p for p in paths if os.path.isfile(p)]
+
+
+def sheet_font(texts, size=12):
+    """A font that draws every character of `texts`: Pillow's default for printable ASCII, else
+    the first of WIDE_FONTS (or matplotlib's DejaVu Sans) whose cmap covers them; the default
+    when none does."""
+    chars = set("".join(texts)) - set(string.printable)
+    if chars:
+        from aster.tools.font_checks import cmap_chars  # fontTools, only for such text
+
+        for path in _wide_font_paths():
+            try:
+                if chars <= cmap_chars(path):
+                    return ImageFont.truetype(path, size)
+            except Exception:  # an unreadable font file: try the next
+                continue
+    return ImageFont.load_default()
+
+
 def make_example_sheet(examples, title=None):
     """Renders examples as one RGB sheet, a row each.
 
@@ -116,7 +151,6 @@ def make_example_sheet(examples, title=None):
     Returns:
       PIL.Image.
     """
-    font = ImageFont.load_default()
     rows = []
     for example in examples:
         cells = [draw_control_points(example["image"], example.get("control_points"))]
@@ -124,6 +158,7 @@ def make_example_sheet(examples, title=None):
             rectified = to_uint8(example["rectified_image"], (-1.0, 1.0))
             cells.append(_resize_to_height(Image.fromarray(rectified), ROW_HEIGHT))
         rows.append((cells, _text_block(example)))
+    font = sheet_font([title or ""] + [text for _, lines in rows for text, _ in lines])
     title_h = 16 if title else 0
     image_w = max([sum(c.size[0] + _MARGIN for c in cells) for cells, _ in rows], default=0)
     width = _MARGIN + image_w + _TEXT_WIDTH

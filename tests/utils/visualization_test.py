@@ -3,6 +3,7 @@
 import io
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from aster.utils import visualization
@@ -71,3 +72,18 @@ def test_make_example_sheet_handles_no_examples_and_non_latin_text():
     example = _example(0, False)
     example["prediction"] = "文字"
     assert visualization.make_example_sheet([example]).size[0] > 0
+
+
+def test_a_greek_sheet_is_drawn_with_a_font_that_has_greek():
+    ascii_font = visualization.sheet_font(["pred: hello (0.12)"])
+    greek_font = visualization.sheet_font(["pred: λόγος", "true: ΆΡΗΣ"])
+    if greek_font.getname() == ascii_font.getname():
+        pytest.skip("no font with Greek among visualization.WIDE_FONTS on this machine")
+    # A letter the font lacks draws the .notdef box, the same for every such letter; the chosen
+    # font draws each Greek letter with a glyph of its own.
+    masks = {bytes(greek_font.getmask(c)) for c in "λόγςΆΡΗΣ"}
+    assert len(masks) == len("λόγςΆΡΗΣ")
+    sheet = visualization.make_example_sheet(
+        [{"image": np.zeros((32, 100, 3), np.uint8), "prediction": "λόγος",
+          "groundtruth": "λόγος", "correct": True}], title="step 5 protocol 1")
+    assert sheet.size[1] > 32
