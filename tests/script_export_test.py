@@ -6,9 +6,10 @@ import json
 import os
 
 import export_parity
+import numpy as np
 import pytest
 
-from aster import export, lite_runtime, trainer
+from aster import export, inference, lite_runtime, trainer
 from aster.core import charsets
 from aster.tools import languages, synth_words
 from aster.utils import config_util
@@ -67,10 +68,17 @@ def test_greek_synth_data_trains_exports_to_onnx_and_reads_back_greek(tmp_path):
     metadata = lite_runtime.load_metadata(out_dir)
     assert metadata["labels"]["characters"] == list(GREEK.charset)
 
-    pixels, _ = export_parity.images(12)
+    pixels, encoded = export_parity.images(12)
     got = export_parity.run_without_tensorflow(out_dir, pixels, tmp_path)
     texts = [t for t in got["text"] if t]
     assert texts, "the model read nothing at all"
     assert all(c in GREEK.charset for t in texts for c in t)
     assert any(c in GREEK.letters for t in texts for c in t)
-    export_parity.assert_parity(config, checkpoint, out_dir, tmp_path, 12)
+    # The checkpoint's texts and scores on the same images at the model's input size (images of
+    # another size go through two resizers, whose pixel differences can flip this barely
+    # trained model's near ties: export_onnx_test checks that path on a random model).
+    with inference.CheckpointPredictor(config, checkpoint) as predictor:
+        expected = predictor.predict(encoded)
+    assert got["text"] == [t.decode("utf-8") for t in expected["text"]]
+    np.testing.assert_allclose(got["scores"], expected["scores"],
+                               atol=export_parity.SCORE_ATOL, rtol=0)

@@ -19,6 +19,7 @@ A Language gives what the data engine needs for a script:
 """
 
 import dataclasses
+import functools
 import string
 import unicodedata
 
@@ -87,15 +88,21 @@ class Language:
         """
         if not self.wordlist:
             raise LanguageError(f"--charset {self.name}: give the words with --word_list FILE")
-        try:
-            import wordfreq  # setup.py's `languages` extra
-        except ImportError as err:
-            raise LanguageError(
-                f"--language {self.code} takes its words from the wordfreq package: pip install "
-                "-e '.[languages]' (or pass --word_list FILE)") from err
-        listed = wordfreq.top_n_list(self.code, 10 ** 7, wordlist=self.wordlist)
-        words = {unicodedata.normalize("NFC", w) for w in listed}
-        return sorted(w for w in words if w.isalpha() and self.folds_into_charset(w))
+        return list(_words(self))
+
+
+@functools.lru_cache(maxsize=4)
+def _words(language):
+    """Language.words, read once per process (the Russian list has 712,849 entries)."""
+    try:
+        import wordfreq  # setup.py's `languages` extra
+    except ImportError as err:
+        raise LanguageError(
+            f"--language {language.code} takes its words from the wordfreq package: pip install "
+            "-e '.[languages]' (or pass --word_list FILE)") from err
+    listed = wordfreq.top_n_list(language.code, 10 ** 7, wordlist=language.wordlist)
+    words = {unicodedata.normalize("NFC", w) for w in listed}
+    return tuple(sorted(w for w in words if w.isalpha() and language.folds_into_charset(w)))
 
 
 LANGUAGES = {

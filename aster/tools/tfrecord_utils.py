@@ -162,7 +162,10 @@ def write_tfrecords(examples_iterable, output_path, num_shards=1):
     writers = [tf.io.TFRecordWriter(path + ".tmp") for path in paths]
     try:
         for index, example in enumerate(examples_iterable):
-            record = example if isinstance(example, bytes) else example.SerializeToString()
+            # deterministic: the features map in key order, so that the same examples give the
+            # same bytes in every process (the map's order otherwise varies between runs).
+            record = (example if isinstance(example, bytes)
+                      else example.SerializeToString(deterministic=True))
             writers[index % num_shards].write(record)
     except BaseException:
         for writer, path in zip(writers, paths, strict=True):

@@ -135,7 +135,15 @@ def test_build_string_filtering_resolves_charset():
         "string_filtering { lower_case: true include_charset { built_in_set: ALLCASES } }"
     )
     assert function is text.string_filtering
-    assert kwargs == {"lower_case": True, "include_charset": list(charsets.ALLCASES)}
+    assert kwargs == {"lower_case": True, "include_charset": list(charsets.ALLCASES),
+                      "case_fold": False}
+
+
+def test_build_string_filtering_passes_case_fold():
+    function, kwargs = _build(
+        "string_filtering { case_fold: true include_charset { text_string: 'α σ' } }")
+    assert function is text.string_filtering
+    assert kwargs == {"lower_case": False, "include_charset": ["α", "σ"], "case_fold": True}
 
 
 def test_build_string_filtering_utf8_text_string():

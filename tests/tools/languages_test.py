@@ -2,8 +2,10 @@
 label folding in the graph and protocol 1 agree; words are cased as the script writes them; fonts
 are chosen by what their cmap draws."""
 
+import dataclasses
 import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -195,3 +197,10 @@ def test_charset_errors_name_the_flag(tmp_path, capsys, flags, message):
     flags = [str(tmp_path / f) if f in ("CHARSET", "UPPER", "NONE") else f for f in flags]
     code, _ = _synth(tmp_path, *flags)
     assert code == 2 and message in capsys.readouterr().err
+
+
+def test_without_wordfreq_the_error_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "wordfreq", None)
+    uncached = dataclasses.replace(EL, name="Greek, not read before")
+    with pytest.raises(languages.LanguageError, match=r"pip install -e '\.\[languages\]'"):
+        uncached.words()

@@ -143,3 +143,14 @@ def test_records_decode_with_project_decoder(tmp_path):
     assert out["lexicon"] == b"a\tb"
     np.testing.assert_allclose(out["groundtruth_keypoints"], [0, 0, 1, 0, 0, 1, 1, 1])
     assert out["image"].shape == (10, 20, 3)
+
+
+def test_the_same_example_is_written_as_the_same_bytes_whatever_its_map_order(tmp_path):
+    example = tfrecord_utils.make_example(encode_image(), "word", filename="a.png")
+    reordered = tf.train.Example()
+    for key in sorted(example.features.feature, reverse=True):
+        reordered.features.feature[key].CopyFrom(example.features.feature[key])
+    first = tfrecord_utils.write_tfrecords([example], str(tmp_path / "a.tfrecord"))[0]
+    second = tfrecord_utils.write_tfrecords([reordered], str(tmp_path / "b.tfrecord"))[0]
+    with open(first, "rb") as a, open(second, "rb") as b:
+        assert a.read() == b.read()
