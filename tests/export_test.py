@@ -5,6 +5,7 @@ input size, the predictor)."""
 import io
 import json
 import os
+import random
 import subprocess
 import sys
 
@@ -115,6 +116,10 @@ def _random_tiny_checkpoint(directory):
     from aster.tf_setup import tf
 
     config = tiny_config()
+    # tf-keras draws the seeds of unseeded initializers from Python's `random`: without this the
+    # "random" model differed in every process, and with it which near ties the parity checks
+    # met (the beam-search check failed about one run in eight).
+    random.seed(3)
     with tf.Graph().as_default():
         tf.random.set_random_seed(3)
         model = model_builder.build(config.model, is_training=False)

@@ -102,7 +102,8 @@ def test_wheel_built_from_the_sdist_has_working_protos(tmp_path):
     files = _sdist_files(sdist)
     protos = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "protos", "*")))
     assert protos and set(protos) <= files, f"missing from the sdist: {set(protos) - files}"
-    assert {"README.md", "pyproject.toml", "setup.py", "configs/tiny.config"} <= files
+    assert {"README.md", "pyproject.toml", "setup.py", "configs/tiny.config",
+            "configs/demo_cpu_el.config", "configs/charsets/el.txt"} <= files
     assert not [f for f in files if f.endswith("_pb2.py")], "generated modules are built, not shipped"
 
     wheel = _build_wheel(sdist, tmp_path / "wheel")
