@@ -26,7 +26,6 @@ import unicodedata
 from aster.core import charsets
 
 ENGLISH = "en"
-_TONOS = "\u0301"
 
 
 class LanguageError(ValueError):
@@ -40,8 +39,9 @@ class Language:
     code: str
     name: str
     letters: str  # lower-case letters, folded (the charset's letters)
-    extra_forms: str = ""  # letters drawn but folded away (the final ς)
     wordlist: str = "best"  # wordfreq's list name
+    final_forms: tuple = ()  # (letter, its form at the end of a word): Greek ("σ", "ς")
+    caps_drop: str = ""  # combining marks UPPER case leaves out: Greek's tonos
 
     @property
     def charset(self):
@@ -52,20 +52,23 @@ class Language:
     def font_chars(self):
         """What a font must draw to be used for this language."""
         upper = "".join(dict.fromkeys("".join(self.upper(c) for c in self.letters)))
-        return string.ascii_letters + string.digits + self.letters + self.extra_forms + upper
+        finals = "".join(final for _, final in self.final_forms)
+        return string.ascii_letters + string.digits + self.letters + finals + upper
 
     def upper(self, text):
         """UPPER case as the script writes it (Greek drops the tonos)."""
         text = text.upper()
-        if self.code == "el":
+        if self.caps_drop:
+            marks = str.maketrans("", "", self.caps_drop)
             text = unicodedata.normalize(
-                "NFC", unicodedata.normalize("NFD", text).replace(_TONOS, ""))
+                "NFC", unicodedata.normalize("NFD", text).translate(marks))
         return text
 
     def cased(self, word, case):
         """`word` (lower case) in case 0 lower, 1 Capitalised or 2 UPPER, as it is drawn."""
-        if self.code == "el" and word.endswith("σ") and len(word) > 1:
-            word = word[:-1] + "ς"
+        for letter, final in self.final_forms:
+            if word.endswith(letter) and len(word) > 1:
+                word = word[:-1] + final
         if case == 1:
             return word[:1].upper() + word[1:]
         return self.upper(word) if case == 2 else word
@@ -75,7 +78,7 @@ class Language:
         keep = self._charset_set
         return all(c in keep for c in charsets.fold_case(word))
 
-    @property
+    @functools.cached_property
     def _charset_set(self):
         return frozenset(self.charset)
 
@@ -106,7 +109,8 @@ def _words(language):
 
 
 LANGUAGES = {
-    "el": Language("el", "Greek", "αβγδεζηθικλμνξοπρστυφχψω" "άέήίόύώ" "ϊϋΐΰ", extra_forms="ς"),
+    "el": Language("el", "Greek", "αβγδεζηθικλμνξοπρστυφχψω" "άέήίόύώ" "ϊϋΐΰ",
+                   final_forms=(("σ", "ς"),), caps_drop="\u0301"),
     "ru": Language("ru", "Russian", "абвгдеёжзийклмнопрстуфхцчшщъыьэюя", wordlist="large"),
 }
 
