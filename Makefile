@@ -127,15 +127,18 @@ eval: install protos
 
 # ---- pretrain: the shipped base model, models/aster_base, from a fresh clone: fonts, 500,000
 # synthetic training words into data/base (seed 0: the font families and words that make train's
-# data/synth holds out, and the same val sets), then three stages, each trained, evaluated with
+# data/synth holds out, and the same val sets), then four stages, each trained, evaluated with
 # beam search and greedy and written as a model folder (weights only, its pipeline.config,
 # MODEL_CARD.md generated from the run's files: aster/tools/package_model.py):
 # configs/base_cpu.config (30,000 steps, ~2 h on two Zen 4 cores in bfloat16) into runs/base_cpu,
 # configs/base_cpu_stage2.config (20,000 more steps from those weights with a new, lower
-# schedule, ~1 h 10 min) into runs/base_cpu_stage2, and configs/base_cpu_stage3.config (24,000
+# schedule, ~1 h 10 min) into runs/base_cpu_stage2, configs/base_cpu_stage3.config (24,000
 # more, half of each batch from 500,000 new renders in data/base_extra, ~1 h 25 min) into
-# runs/base_cpu_stage3, written as models/aster_base with a card that names every stage. A
-# rerun resumes each stage from the newest checkpoint in its train dir.
+# runs/base_cpu_stage3, and configs/base_cpu_stage4.config (40,000 more on 400,000 renders in 98
+# font families, data/base_wide: the 53 above and 45 from pretrain-fonts; the val and val_ood
+# families named so that both sets stay the same) into runs/base_cpu_stage4, written as
+# models/aster_base with a card that names every stage. A rerun resumes each stage from the
+# newest checkpoint in its train dir.
 BASE_DATA := data/base
 EXTRA_DATA := data/base_extra
 BASE_MODEL := models/aster_base
@@ -144,6 +147,17 @@ EXTRA_SYNTH_ARGS := --split train --num_train 500000 --num_shards 40 --seed 1
 BASE_SYNTH := aster-synth-words --output_dir $(BASE_DATA) $(BASE_SYNTH_ARGS)
 EXTRA_SYNTH := aster-synth-words --output_dir $(EXTRA_DATA) $(EXTRA_SYNTH_ARGS)
 BOTH_SYNTH := $(BASE_SYNTH); $(EXTRA_SYNTH)
+# Stage four's data: the families that make train's automatic split holds out are named, since
+# with more families found the automatic split would choose others.
+WIDE_DATA := data/base_wide
+EXTRA_FONTS := data/fonts_extra
+EXTRA_FONTS_STAMP := $(EXTRA_FONTS)/packages.txt
+VAL_FAMILIES := Averia Sans GWF,DejaVu Sans Mono,Fanwood,Hanken Grotesk,Libris ADF,Oxygen-Sans,TeX Gyre Bonum
+OOD_FAMILIES := Andika,Berenis ADF,Cabin,Carlito,Charis SIL,EB Garamond,Fjalla One,FreeSerif,Go,Go Mono,Lato
+WIDE_SYNTH_ARGS := --split train --num_train 400000 --num_shards 32 --seed 2 \
+	--font_dirs $(EXTRA_FONTS) --heldout_font_families '$(VAL_FAMILIES)' \
+	--ood_font_families '$(OOD_FAMILIES)'
+WIDE_SYNTH := aster-synth-words --output_dir $(WIDE_DATA) $(WIDE_SYNTH_ARGS)
 GREEDY_FLAGS := $(foreach i,0 1,--set \
 	'model.multi_predictors_recognition_model.predictor[$(i)].attention_predictor.beam_width=1')
 
@@ -169,14 +183,51 @@ $(BASE_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts
 $(EXTRA_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts
 	$(VENV)/bin/$(EXTRA_SYNTH)
 
+$(WIDE_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts $(EXTRA_FONTS_STAMP)
+	$(VENV)/bin/$(WIDE_SYNTH)
+
+# ---- pretrain-fonts: 45 more font families (29 Debian packages of Latin text fonts, ~60 MB
+# unpacked) for stage four, fetched with `apt-get download` (no root needed where the package
+# lists are present) and unpacked with `dpkg -x` into data/fonts_extra, a folder that
+# aster-synth-words searches only when told (--font_dirs): make train's fonts, family split and
+# data stay as they are. data/fonts_extra/packages.txt names the .deb files (with versions).
+# Left out: fonts-cmu (the Computer Modern design again, beside fonts-lmodern), fonts-spleen
+# (bitmap fonts), the Thai fonts-tlwg-* and fonts-gfs-bodoni-classic/-baskerville (none of their
+# files passes the Latin checks).
+EXTRA_DEBIAN_FONTS := fonts-agave fonts-anonymous-pro fonts-b612 fonts-clear-sans fonts-comic-neue \
+	fonts-dosis fonts-firacode fonts-gfs-artemisia fonts-gfs-didot fonts-gfs-neohellenic \
+	fonts-hermit fonts-inter fonts-jetbrains-mono fonts-jura fonts-karla fonts-league-mono \
+	fonts-league-spartan fonts-lmodern fonts-mononoki fonts-noto-mono fonts-play \
+	fonts-quattrocento fonts-roboto-slab fonts-sil-doulos fonts-stix fonts-tuffy fonts-vollkorn \
+	fonts-yanone-kaffeesatz fonts-yrsa-rasa
+.PHONY: pretrain-fonts
+pretrain-fonts: $(EXTRA_FONTS_STAMP)
+
+$(EXTRA_FONTS_STAMP):
+	@command -v apt-get >/dev/null 2>&1 && command -v dpkg >/dev/null 2>&1 || \
+		{ echo "pretrain-fonts: needs apt-get and dpkg (Debian, Ubuntu) to fetch" \
+			"$(words $(EXTRA_DEBIAN_FONTS)) font packages"; exit 1; }
+	rm -rf $(EXTRA_FONTS) && mkdir -p $(EXTRA_FONTS)/debs
+	cd $(EXTRA_FONTS)/debs && { apt-get download -qq $(EXTRA_DEBIAN_FONTS) || \
+		{ [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get download -qq $(EXTRA_DEBIAN_FONTS); }; } || \
+		{ echo "pretrain-fonts: apt-get download failed (no network, or no package lists:" \
+			"run 'apt-get update' as root)"; exit 1; }
+	for deb in $(EXTRA_FONTS)/debs/*.deb; do dpkg -x "$$deb" $(EXTRA_FONTS) || exit 1; done
+	cd $(EXTRA_FONTS)/debs && ls *.deb > ../packages.tmp
+	rm -rf $(EXTRA_FONTS)/debs && mv $(EXTRA_FONTS)/packages.tmp $@
+
 .PHONY: pretrain
-pretrain: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json $(EXTRA_DATA)/manifest.json
+pretrain: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json $(EXTRA_DATA)/manifest.json \
+		$(WIDE_DATA)/manifest.json
 	$(call pretrain_stage,configs/base_cpu.config,runs/base_cpu,runs/base_cpu/model,,\
 		$(BASE_DATA),$(BASE_SYNTH))
 	$(call pretrain_stage,configs/base_cpu_stage2.config,runs/base_cpu_stage2,\
 		runs/base_cpu_stage2/model,--starts_from runs/base_cpu/model,$(BASE_DATA),$(BASE_SYNTH))
-	$(call pretrain_stage,configs/base_cpu_stage3.config,runs/base_cpu_stage3,$(BASE_MODEL),\
-		--starts_from runs/base_cpu_stage2/model,$(BASE_DATA) $(EXTRA_DATA),$(BOTH_SYNTH))
+	$(call pretrain_stage,configs/base_cpu_stage3.config,runs/base_cpu_stage3,\
+		runs/base_cpu_stage3/model,--starts_from runs/base_cpu_stage2/model,\
+		$(BASE_DATA) $(EXTRA_DATA),$(BOTH_SYNTH))
+	$(call pretrain_stage,configs/base_cpu_stage4.config,runs/base_cpu_stage4,$(BASE_MODEL),\
+		--starts_from runs/base_cpu_stage3/model,$(WIDE_DATA),$(WIDE_SYNTH))
 
 # ---- tiny-data: the data of configs/tiny.config and the README's example commands,
 # data/tiny_train.tfrecord (512 synthetic words) and data/tiny_val.tfrecord (64 unseen words and

@@ -94,7 +94,7 @@ NOT_RUN = {
     }.items()},
     "pip install -e '.[fonts,languages]'": "changes this environment and needs PyPI",
     # configs/base_cpu.config
-    "make pretrain": "1,000,000 synthetic images and ~4 h 30 min of training",
+    "make pretrain": "1,400,000 synthetic images and ~6 h of training",
     "aster-synth-words --output_dir data/base --num_train 500000 --num_val 2000 "
     "--num_val_ood 2000 --num_shards 40 --seed 0": "500,000 images take ~8 minutes",
     "aster-train --pipeline_config_path configs/base_cpu.config --train_dir runs/base_cpu":
@@ -115,6 +115,14 @@ NOT_RUN = {
     "aster-eval --pipeline_config_path configs/base_cpu_stage3.config --checkpoint_dir "
     "runs/base_cpu_stage3 --eval_dir runs/base_cpu_stage3/eval --run_once":
         "needs the checkpoints of make pretrain's third stage",
+    # configs/base_cpu_stage4.config
+    "make pretrain-fonts": "downloads Debian font packages",
+    "aster-train --pipeline_config_path configs/base_cpu_stage4.config --train_dir "
+    "runs/base_cpu_stage4": "continues make pretrain's runs/base_cpu_stage3; 40,000 steps take "
+                            "~85 minutes",
+    "aster-eval --pipeline_config_path configs/base_cpu_stage4.config --checkpoint_dir "
+    "runs/base_cpu_stage4 --eval_dir runs/base_cpu_stage4/eval --run_once":
+        "needs the checkpoints of make pretrain's fourth stage",
     # configs/finetune_cpu.config
     "aster-convert folder --labels_file my_crops/labels.txt --output data/mine/train.tfrecord":
         "needs crops of your own (tests/tools/converters run the folder converter)",

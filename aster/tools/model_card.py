@@ -102,9 +102,11 @@ def _stage_lines(facts):
     for number, stage in enumerate(_stages(facts)[:-1], 1):
         prov = stage["provenance"]
         accuracy = ", ".join(f"`{name}` {_pct(value)}" for name, value in stage["accuracy"].items())
+        data = prov.get("data_command")
         lines.append(
             f"- Stage {number}: `{prov.get('command', '')}` at commit "
-            f"`{prov.get('commit', '')[:10] or 'unknown'}`, {stage['step']:,} steps of "
+            f"`{prov.get('commit', '')[:10] or 'unknown'}`"
+            + (f" on the data of `{data}`" if data else "") + f", {stage['step']:,} steps of "
             f"{stage['batch_size']} images in {_hours(stage['train_seconds'])}, started "
             f"{prov.get('started_at', '')} on a {prov.get('cores')}-core {prov.get('cpu')}; "
             f"it read (beam) {accuracy}. The next stage starts from its weights "

@@ -98,13 +98,16 @@ def test_a_continued_run_names_both_stages_on_its_card(tmp_path):
         facts = json.load(f)
     first = tmp_path / "first"
     first.mkdir()
+    earlier = _stage("aster-train --train_dir runs/one", 30000, 7200.0, 0.899)
+    earlier["provenance"]["data_command"] = "aster-synth-words --output_dir data/one"
     with open(first / package_model.CARD_JSON, "w", encoding="utf-8") as f:
-        json.dump(_stage("aster-train --train_dir runs/one", 30000, 7200.0, 0.899), f)
+        json.dump(earlier, f)
     facts.update(_stage("aster-train --train_dir runs/two", 25000, 5400.0, 0.925),
                  starts_from=package_model.earlier_stage(str(first)))
     facts["beam"]["datasets"] = [dict(d, accuracy=0.925) for d in facts["beam"]["datasets"]]
     card = model_card.render(facts)
-    assert "Stage 1: `aster-train --train_dir runs/one` at commit `0123456789`, 30,000 steps" in card
+    assert ("Stage 1: `aster-train --train_dir runs/one` at commit `0123456789` on the data of "
+            "`aster-synth-words --output_dir data/one`, 30,000 steps") in card
     assert "(beam) `val` 89.90%" in card
     assert "Training (last stage): `aster-train --train_dir runs/two`, 25,000 steps" in card
     assert "1 h 30 min of training" in card and "3 h 30 min with the earlier stages" in card
