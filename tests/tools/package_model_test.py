@@ -3,6 +3,8 @@ provenance record kept across resumes, the card of a run that continued another 
 
 import json
 import os
+import shlex
+import subprocess
 import time
 
 import numpy as np
@@ -11,6 +13,8 @@ import pytest
 from aster import pretrained
 from aster.tf_setup import tf
 from aster.tools import model_card, package_model
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _train_checkpoint(path, use_moving_average=False):
@@ -136,3 +140,27 @@ def test_the_data_of_several_folders_is_summed_and_its_families_joined():
     assert facts["other_splits"] == {"val": 20}
     assert package_model.data_facts([one])["seed"] == 0
     assert model_card._seeds("0, 1") == "seeds 0, 1" and model_card._seeds(0) == "seed 0"
+
+
+def test_make_pretrain_chains_four_stages_into_the_shipped_folder():
+    result = subprocess.run(["make", "-n", "pretrain"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=60, check=True)
+    writes = [shlex.split(line) for line in result.stdout.splitlines()
+              if "package_model write" in line]
+    outputs = [w[w.index("--output_dir") + 1] for w in writes]
+    assert outputs == ["runs/base_cpu/model", "runs/base_cpu_stage2/model",
+                       "runs/base_cpu_stage3/model", "models/aster_base"]
+    for earlier, write in zip(outputs, writes[1:], strict=False):
+        assert write[write.index("--starts_from") + 1] == earlier
+    last = writes[-1]
+    assert last[last.index("--data_dir") + 1] == "data/base_wide"
+    # Stage four's data: the extra fonts, and make train's held-out families named (7 + 11).
+    records = [shlex.split(line) for line in result.stdout.splitlines()
+               if "package_model record" in line and "base_cpu_stage4" in line]
+    assert len(records) == 1
+    data_command = shlex.split(records[0][records[0].index("--data_command") + 1])
+    flag = {name: data_command[data_command.index(name) + 1]
+            for name in ("--font_dirs", "--heldout_font_families", "--ood_font_families")}
+    assert flag["--font_dirs"] == "data/fonts_extra"
+    assert len(flag["--heldout_font_families"].split(",")) == 7
+    assert len(flag["--ood_font_families"].split(",")) == 11
