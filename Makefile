@@ -134,7 +134,7 @@ eval: install protos
 # configs/base_cpu_stage2.config (20,000 more steps from those weights with a new, lower
 # schedule, ~1 h 10 min) into runs/base_cpu_stage2, configs/base_cpu_stage3.config (24,000
 # more, half of each batch from 500,000 new renders in data/base_extra, ~1 h 25 min) into
-# runs/base_cpu_stage3, and configs/base_cpu_stage4.config (40,000 more on 400,000 renders in 98
+# runs/base_cpu_stage3, and configs/base_cpu_stage4.config (30,000 more on 400,000 renders in 98
 # font families, data/base_wide: the 53 above and 45 from pretrain-fonts; the val and val_ood
 # families named so that both sets stay the same) into runs/base_cpu_stage4, written as
 # models/aster_base with a card that names every stage. A rerun resumes each stage from the
