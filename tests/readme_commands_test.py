@@ -119,7 +119,7 @@ NOT_RUN = {
     "make pretrain-fonts": "downloads Debian font packages",
     "aster-train --pipeline_config_path configs/base_cpu_stage4.config --train_dir "
     "runs/base_cpu_stage4": "continues make pretrain's runs/base_cpu_stage3; 30,000 steps take "
-                            "~65 minutes",
+                            "~70 minutes",
     "aster-eval --pipeline_config_path configs/base_cpu_stage4.config --checkpoint_dir "
     "runs/base_cpu_stage4 --eval_dir runs/base_cpu_stage4/eval --run_once":
         "needs the checkpoints of make pretrain's fourth stage",
