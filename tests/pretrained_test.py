@@ -32,6 +32,10 @@ def _protocol_36(text):
     return re.sub(r"[^0-9a-z]", "", text.lower())
 
 
+def _val_families(plans):
+    return {family for family, _ in plans["val"].families}
+
+
 @pytest.fixture(scope="module")
 def val_words():
     """NUM_WORDS (png, text) of `val` words: the training style, words and font families the
@@ -46,12 +50,12 @@ def val_words():
     with open(os.path.join(pretrained.model_dir(), "card.json"), encoding="utf-8") as f:
         trained = set(json.load(f)["data"]["font_families"])
     plans, _ = synth_words.make_plans(found, seed=SEED)
-    if {family for family, _ in plans["val"].families} & trained:
+    if _val_families(plans) & trained:
         unseen = sorted({font.family for font in found} - trained)
         if not unseen:
             pytest.skip("the shipped model trained on every font family on this machine")
         plans, _ = synth_words.make_plans(found, seed=SEED, heldout={"val": unseen})
-    assert not {family for family, _ in plans["val"].families} & trained
+    assert not _val_families(plans) & trained
     words = []
     for index in range(NUM_WORDS):
         rendered, text, _, _ = synth_words.render_one(plans["val"], index)
