@@ -41,7 +41,7 @@ clean:
 # resumes from the newest checkpoint in runs/demo_cpu (and only re-evaluates once training is
 # done). `make eval` re-evaluates.
 # SCRIPT=el (Greek) or SCRIPT=ru (Russian): the same for that alphabet (aster-synth-words
-# --language, aster/tools/languages.py): data/synth_<script>, configs/demo_cpu_<script>.config,
+# --language, aster/synth/languages.py): data/synth_<script>, configs/demo_cpu_<script>.config,
 # runs/demo_cpu_<script>, scored with protocol 1 (the model's character set, case-folded).
 SCRIPT ?=
 ifeq ($(SCRIPT),)
@@ -61,7 +61,7 @@ endif
 FONTS_STAMP := $(VENV)/.fonts-installed
 # Validation: val (unseen words and font families, training style) and val_ood (unseen words,
 # font families and style mix); the families are chosen by split_families
-# (aster/tools/font_families.py).
+# (aster/synth/font_families.py).
 SYNTH_ARGS := --num_train 100000 --num_val 2000 --num_val_ood 2000 --num_shards 8
 
 # The font families of setup.py's `fonts` extra (PyPI font-* packages; aster-synth-words finds them)

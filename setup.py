@@ -78,7 +78,7 @@ setup(
         "numpy>=1.26",
         "pillow>=10",
         "editdistance>=0.8",
-        # The dictionary of aster-synth-words (aster/tools/vocabulary.py): pure data, no deps.
+        # The dictionary of aster-synth-words (aster/synth/vocabulary.py): pure data, no deps.
         "english-words==2.0.2",
         "fonttools==4.68.0",
     ],
@@ -90,15 +90,15 @@ setup(
         "dev": ["pytest>=8", "pytest-xdist==3.8.0", "ruff==0.17.6", "lmdb>=1.4", "scipy>=1.11",
                 "grpcio-tools==1.85.1", "setuptools>=70", "wheel", "ai-edge-litert==2.3.0",
                 "tf2onnx==1.17.0", "onnx==1.23.2", "onnxruntime==1.32.0", "wordfreq==3.1.1"],
-        # Word lists for aster-synth-words --language el|ru (aster/tools/languages.py).
+        # Word lists for aster-synth-words --language el|ru (aster/synth/languages.py).
         "languages": ["wordfreq==3.1.1"],
         # The LiteRT runtime that runs an `aster-export --format tflite` model without TensorFlow
-        # (tests/export_tflite_test.py runs it in a fresh interpreter).
+        # (tests/exporters/lite_export_test.py runs it in a fresh interpreter).
         "tflite": ["ai-edge-litert==2.3.0"],
         # `aster-export --format onnx` (tf2onnx, onnx) and the onnxruntime that runs its model
-        # without TensorFlow (tests/export_onnx_test.py).
+        # without TensorFlow (tests/exporters/onnx_export_test.py).
         "onnx": ["tf2onnx==1.17.0", "onnx==1.23.2", "onnxruntime==1.32.0"],
-        # Font families for aster-synth-words (found by aster/tools/fonts.py in the installed
+        # Font families for aster-synth-words (found by aster/synth/fonts.py in the installed
         # font-* distributions): `make train` installs them so that training sees 11 families and
         # validation 3 unseen ones. SIL OFL / Apache 2.0 fonts, no dependencies.
         "fonts": ["font-caladea==0.0.2", "font-fjallaone==0.1.7", "font-fredoka-one==0.0.4",
@@ -113,7 +113,7 @@ setup(
             "aster-eval=aster.eval:main",
             "aster-demo=aster.demo:main",
             "aster-export=aster.export:main",
-            "aster-synth-words=aster.tools.synth_words:main",
+            "aster-synth-words=aster.synth.generator:main",
             "aster-convert=aster.tools.convert:main",
         ],
     },

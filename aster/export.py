@@ -8,17 +8,18 @@
 Without --checkpoint_path it exports the base model shipped in the package (aster_base).
 
 --format saved_model (the default): encoded image bytes in, text out, loadable with TensorFlow
-alone (aster/saved_model_export.py has the signature). tflite and onnx: uint8 [N, h, w, 3] images
-at the model's input size in, label ids, text (through the recognizer.py written beside the
-model), scores and control points out, runnable without TensorFlow (aster/lite_export.py,
-aster/onnx_export.py; README "Deploying without TensorFlow"). --decoding and --quantize apply to
-those two (--quantize to tflite only).
+alone (aster/exporters/saved_model_export.py has the signature). tflite and onnx: uint8
+[N, h, w, 3] images at the model's input size in, label ids, text (through the recognizer.py
+written beside the model), scores and control points out, runnable without TensorFlow
+(aster/exporters/lite_export.py, aster/exporters/onnx_export.py; README "Deploying without
+TensorFlow"). --decoding and --quantize apply to those two (--quantize to tflite only).
 """
 
 import argparse
 import sys
 
-from aster import lite_export, onnx_export, pretrained, saved_model_export
+from aster import pretrained
+from aster.exporters import lite_export, onnx_export, saved_model_export
 from aster.inference import resolve_checkpoint
 from aster.utils import checkpoints, cli, cli_logging, config_util
 

@@ -13,8 +13,9 @@ build_inference_graph is the one recipe: the model in inference mode
 [B, h, w, 3] float32 images in [0, 255]. The predictors take encoded image bytes: each image is
 decoded to RGB, passed through eval_config.data_preprocessing_steps and resized to the model's
 input size (decode_and_resize), and their outputs are the serving signature's (OUTPUT_KEYS, see
-aster/saved_model_export.py). fixed_size_uint8_input is the input of the TFLite and ONNX exports
-(aster/lite_export.py): uint8 images already decoded and resized to the model's input size.
+aster/exporters/saved_model_export.py). fixed_size_uint8_input is the input of the TFLite and
+ONNX exports (aster/exporters/lite_export.py): uint8 images already decoded and resized to the
+model's input size.
 """
 
 import dataclasses

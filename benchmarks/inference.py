@@ -1,7 +1,7 @@
 """Inference speed: batch-1 latency and batch-64 throughput, greedy and beam search, from a
 checkpoint (aster.inference.CheckpointPredictor), from the exported SavedModel, and from the
-TFLite and ONNX exports run with ai-edge-litert and onnxruntime (aster.lite_runtime,
-aster.onnx_runtime).
+TFLite and ONNX exports run with ai-edge-litert and onnxruntime (aster.exporters.lite_runtime,
+aster.exporters.onnx_runtime).
 
     .venv/bin/python benchmarks/inference.py [--config aster_paper] [--beam_widths 1 5]
         [--batch_size 64] [--repeats 5] [--skip_saved_model] [--skip tflite onnx]
@@ -89,9 +89,9 @@ RUNTIMES = (("TFLite (LiteRT)", "tflite"), ("ONNX Runtime", "onnx"))
 
 
 class PixelPredictor:
-    """A TFLite or ONNX export (aster.lite_runtime / aster.onnx_runtime Recognizer) on PNG
-    bytes: each call decodes them with Pillow and resizes them (bilinear) to the model's size
-    before running the model."""
+    """A TFLite or ONNX export (aster.exporters.lite_runtime / aster.exporters.onnx_runtime
+    Recognizer) on PNG bytes: each call decodes them with Pillow and resizes them (bilinear) to the
+    model's size before running the model."""
 
     def __init__(self, model_dir, export_format):
         from aster import lite_runtime, onnx_runtime

@@ -23,13 +23,13 @@ import common  # benchmarks/common.py (scripts run as python benchmarks/<name>.p
 
 def render_set(height, count, folder, seed):
     """Renders `count` val words at `height` x round(height * 100 / 32); returns the TFRecord."""
-    from aster.tools import fonts, synth_style, synth_words
+    from aster.synth import fonts, generator, styles
 
     width = round(height * 100 / 32)
-    style = synth_style.TRAIN_STYLE.replace(height=height, width=width)
-    plans, _ = synth_words.make_plans(fonts.find_fonts(), seed=seed, style=style)
+    style = styles.TRAIN_STYLE.replace(height=height, width=width)
+    plans, _ = generator.make_plans(fonts.find_fonts(), seed=seed, style=style)
     path = os.path.join(folder, f"val_{height}.tfrecord")
-    synth_words.generate(plans["val"], count, path, num_workers=1)
+    generator.generate(plans["val"], count, path, num_workers=1)
     return path
 
 
@@ -67,7 +67,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     from aster import pretrained
-    from aster.lite_export import decoding_config
+    from aster.exporters.lite_export import decoding_config
     from aster.utils import config_util
 
     checkpoint = pretrained.resolve(args.checkpoint_path)

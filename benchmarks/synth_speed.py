@@ -25,13 +25,13 @@ import time
 
 import common
 
-from aster.tools import fonts, synth_words
+from aster.synth import fonts, generator
 
 
 def cpu_ms_per_image(plan, count, offset):
     start = time.process_time()
     for index in range(offset, offset + count):
-        synth_words.render_one(plan, index)
+        generator.render_one(plan, index)
     return (time.process_time() - start) / count * 1000.0
 
 
@@ -39,7 +39,7 @@ def end_to_end(count, workers):
     """images/s of `aster-synth-words` rendering and writing `count` training images, as its
     manifest reports it (process start-up, the TensorFlow import and the font scan excluded)."""
     with tempfile.TemporaryDirectory() as out:
-        subprocess.run([sys.executable, "-m", "aster.tools.synth_words", "--output_dir", out,
+        subprocess.run([sys.executable, "-m", "aster.synth.generator", "--output_dir", out,
                         "--split", "train", "--num_train", str(count), "--num_shards", "2",
                         "--num_workers", str(workers)], check=True, capture_output=True)
         with open(os.path.join(out, "train_manifest.json")) as f:
@@ -56,7 +56,7 @@ def main(argv=None):
                         help="also each preset with the legibility check off, alternating")
     args = parser.parse_args(argv)
     found = fonts.find_fonts()
-    plans, _ = synth_words.make_plans(found)
+    plans, _ = generator.make_plans(found)
     description, load = common.machine()
     rows = ["| style | CPU ms / image (median; runs) | images/s on idle cores |", "|---|---:|---:|"]
     for name, plan in (("train", plans["train"]), ("ood", plans["val_ood_curved"]),

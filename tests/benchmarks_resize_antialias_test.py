@@ -4,9 +4,9 @@ import json
 
 import bench_scripts
 import pytest
-from export_test import _random_tiny_checkpoint
+from tiny_model import random_tiny_checkpoint
 
-from aster.tools import fonts
+from aster.synth import fonts
 from aster.utils import config_util
 
 
@@ -21,7 +21,7 @@ def resize_antialias(monkeypatch):
 
 
 def test_a_row_per_height_with_both_resizes(resize_antialias, tmp_path, capsys):
-    config, checkpoint = _random_tiny_checkpoint(str(tmp_path))
+    config, checkpoint = random_tiny_checkpoint(str(tmp_path))
     config_path = str(tmp_path / "pipeline.config")
     config_util.save_pipeline_config(config, config_path)
     assert resize_antialias.main(["--checkpoint_path", checkpoint, "--pipeline_config_path",
@@ -35,7 +35,7 @@ def test_a_row_per_height_with_both_resizes(resize_antialias, tmp_path, capsys):
 
 
 def test_a_config_without_a_resize_step_is_refused(resize_antialias, tmp_path):
-    config, checkpoint = _random_tiny_checkpoint(str(tmp_path))
+    config, checkpoint = random_tiny_checkpoint(str(tmp_path))
     del config.eval_config.data_preprocessing_steps[:]
     with pytest.raises(ValueError, match="no resize_image step"):
         resize_antialias.accuracy(config, checkpoint, "unused.tfrecord", True, str(tmp_path))

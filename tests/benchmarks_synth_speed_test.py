@@ -3,7 +3,7 @@
 import bench_scripts
 import pytest
 
-from aster.tools import fonts
+from aster.synth import fonts
 
 
 @pytest.fixture

@@ -115,7 +115,7 @@ def test_validate_and_evaluator_accept_the_same_protocols(protocol, tmp_path):
 
 
 def _greek_font(size=20):
-    from aster.tools import font_checks, fonts
+    from aster.synth import font_checks, fonts
 
     paths = sorted(fonts.candidate_files(), key=lambda p: "DejaVuSans" not in p)
     for path in paths[:40]:

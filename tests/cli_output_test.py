@@ -28,7 +28,7 @@ COMMANDS = {
     "aster-demo": ("aster.demo", [*CHECKPOINT, "x.png"]),
     "aster-config": ("aster.config_cli", ["validate", TINY]),
 }
-TOOLS = {"aster-convert": "aster.tools.convert", "aster-synth-words": "aster.tools.synth_words"}
+TOOLS = {"aster-convert": "aster.tools.convert", "aster-synth-words": "aster.synth.generator"}
 
 
 def _run(module, args, tmp_path):
@@ -80,7 +80,7 @@ def test_verbose_keeps_the_command_line_and_may_add_tensorflow_lines(tmp_path):
     ("aster.demo", ["--checkpoint_path", "c", "x.png"]),
     ("aster.config_cli", ["validate", "c"]),
     ("aster.tools.convert", ["folder", "--labels_file", "l", "--output", "o"]),
-    ("aster.tools.synth_words", ["--output_dir", "o"]),
+    ("aster.synth.generator", ["--output_dir", "o"]),
 ])
 def test_every_command_takes_verbose(module, args):
     parser = importlib.import_module(module).build_parser()

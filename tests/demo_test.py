@@ -110,13 +110,13 @@ def test_demo_keeps_oneDNN_filters_between_calls_with_the_same_results(tmp_path,
     import subprocess
     import sys
 
-    from export_test import _random_tiny_checkpoint
+    from tiny_model import random_tiny_checkpoint
 
     monkeypatch.delenv("TF_ONEDNN_ASSUME_FROZEN_WEIGHTS", raising=False)
     with pytest.raises(SystemExit):  # a usage error, after main has set the default
         demo.main(["--batch_size", "0", "x.png"])
     assert os.environ["TF_ONEDNN_ASSUME_FROZEN_WEIGHTS"] == "1"
-    config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
+    config, ckpt = random_tiny_checkpoint(str(tmp_path / "train"))
     config_util.save_pipeline_config(config, str(tmp_path / "train" / "pipeline.config"))
     rng = np.random.default_rng(0)
     paths = []

@@ -47,3 +47,26 @@ def test_lower_layers_import_no_builder_decoder_or_model(package):
             if found:
                 upward[f"aster/{package}/{name}"] = found
     assert not upward, upward
+
+
+def test_synth_rendering_imports_no_tensorflow():
+    """The renderer runs in worker processes: its modules load without TensorFlow."""
+    import subprocess
+    import sys
+
+    modules = ("render", "geometry", "backgrounds", "styles", "fonts", "font_checks",
+               "font_families", "vocabulary", "languages")
+    code = ("import sys\n" + "".join(f"import aster.synth.{m}\n" for m in modules)
+            + "print('tensorflow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stdout + out.stderr
+
+
+def test_moved_modules_are_gone_from_their_old_homes():
+    """The engine and the exporters have one home each: no shim is left at the old paths."""
+    old = [os.path.join("aster", "tools", f"{name}.py") for name in (
+        "synth_words", "synth_render", "synth_geometry", "synth_backgrounds", "synth_style",
+        "fonts", "font_checks", "font_families", "vocabulary", "languages")]
+    old += [os.path.join("aster", f"{name}.py") for name in (
+        "saved_model_export", "lite_export", "onnx_export", "lite_runtime", "onnx_runtime")]
+    assert [p for p in old if os.path.exists(os.path.join(ROOT, p))] == []

@@ -1,7 +1,7 @@
 """`make train`'s pipeline end to end, and the shipped demo/CRNN configs.
 
 The slow test runs what `make train` runs, as a user would (console scripts as subprocesses:
-`python -m aster.tools.synth_words`, `-m aster.train`, `-m aster.eval`), on configs/tiny.config and
+`python -m aster.synth.generator`, `-m aster.train`, `-m aster.eval`), on configs/tiny.config and
 a few hundred synthetic words, so CI covers the main job's wiring in a couple of minutes.
 """
 
@@ -82,7 +82,7 @@ def test_crnn_config_is_valid_ctc_without_rectification():
 def synth_dir(tmp_path_factory):
     """A few hundred synthetic words, as `make train` generates them (small)."""
     output = tmp_path_factory.mktemp("synth")
-    _run("aster.tools.synth_words", "--output_dir", output, "--num_train", 256, "--num_val", 48,
+    _run("aster.synth.generator", "--output_dir", output, "--num_train", 256, "--num_val", 48,
          "--num_val_ood", 0, "--num_shards", 2, "--num_workers", 1, "--seed", 0)
     return output
 

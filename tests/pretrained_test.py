@@ -13,8 +13,9 @@ from PIL import Image
 
 from aster import demo, export, inference, pretrained, trainer
 from aster import eval as eval_cli
+from aster.synth import fonts, generator
 from aster.tf_setup import tf
-from aster.tools import fonts, model_card, synth_words, tfrecord_utils
+from aster.tools import model_card, tfrecord_utils
 from aster.utils import config_util
 
 # 256 words of the card's `val` kind: unseen words in font families the model never saw (make
@@ -49,16 +50,16 @@ def val_words():
         pytest.skip("no usable fonts on this machine")
     with open(os.path.join(pretrained.model_dir(), "card.json"), encoding="utf-8") as f:
         trained = set(json.load(f)["data"]["font_families"])
-    plans, _ = synth_words.make_plans(found, seed=SEED)
+    plans, _ = generator.make_plans(found, seed=SEED)
     if _val_families(plans) & trained:
         unseen = sorted({font.family for font in found} - trained)
         if not unseen:
             pytest.skip("the shipped model trained on every font family on this machine")
-        plans, _ = synth_words.make_plans(found, seed=SEED, heldout={"val": unseen})
+        plans, _ = generator.make_plans(found, seed=SEED, heldout={"val": unseen})
     assert not _val_families(plans) & trained
     words = []
     for index in range(NUM_WORDS):
-        rendered, text, _, _ = synth_words.render_one(plans["val"], index)
+        rendered, text, _, _ = generator.render_one(plans["val"], index)
         words.append((rendered.png, text))
     return words
 

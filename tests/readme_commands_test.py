@@ -81,7 +81,7 @@ NOT_RUN = {
     # configs/demo_cpu_el.config and configs/demo_cpu_ru.config
     **{command: reason for code in ("el", "ru") for command, reason in {
         f"make train SCRIPT={code}": "fonts, 100,000 synthetic images and ~20 minutes of "
-                                     "training (tests/script_export_test.py trains a tiny "
+                                     "training (tests/exporters/script_export_test.py trains a tiny "
                                      "Greek model)",
         f"aster-synth-words --output_dir data/synth_{code} --language {code} --num_train 100000 "
         "--num_val 2000 --num_val_ood 2000 --num_shards 8": "100,000 images take minutes",

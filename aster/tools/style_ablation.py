@@ -19,8 +19,8 @@ import os
 import subprocess
 import sys
 
-from aster.tools import fonts as fonts_lib
-from aster.tools import synth_style, synth_words
+from aster.synth import fonts as fonts_lib
+from aster.synth import generator, styles
 from aster.utils import cli
 
 PROG = "python -m aster.tools.style_ablation"
@@ -36,7 +36,7 @@ class Variant:
     families_of: str = ""  # take the font families of this split instead
 
 
-_TRAIN = synth_style.TRAIN_STYLE
+_TRAIN = styles.TRAIN_STYLE
 _STROKES = {f: getattr(_TRAIN, f) for f in ("thin_prob", "bold_prob", "outline_prob",
                                             "shadow_prob")}
 VARIANTS = (
@@ -61,7 +61,7 @@ VARIANTS = (
 
 
 def variant_plans(plans, variants=VARIANTS):
-    """{variant name: synth_words.SplitPlan} from aster-synth-words' plans."""
+    """{variant name: generator.SplitPlan} from aster-synth-words' plans."""
     out = {}
     for v in variants:
         plan = plans[v.split]
@@ -74,13 +74,13 @@ def variant_plans(plans, variants=VARIANTS):
 
 def render_sets(output_dir, images, seed=0, num_workers=1, variants=VARIANTS):
     """Renders every variant's set (skipping one already there); returns {name: tfrecord path}."""
-    plans, _ = synth_words.make_plans(fonts_lib.find_fonts(), seed)
+    plans, _ = generator.make_plans(fonts_lib.find_fonts(), seed)
     os.makedirs(output_dir, exist_ok=True)
     paths = {}
     for name, plan in variant_plans(plans, variants).items():
         path = os.path.join(output_dir, f"{name}.tfrecord")
         if not os.path.exists(path):  # write_tfrecords leaves no partial file
-            _, seconds, _ = synth_words.generate(plan, images, path, 1, num_workers)
+            _, seconds, _ = generator.generate(plan, images, path, 1, num_workers)
             print(f"[style_ablation] {name}: {images} images in {seconds:.1f} s", flush=True)
         paths[name] = path
     return paths

@@ -128,7 +128,7 @@ def sheet_font(texts, size=12):
     when none does."""
     chars = set("".join(texts)) - set(string.printable)
     if chars:
-        from aster.tools.font_checks import cmap_chars  # fontTools, only for such text
+        from aster.synth.font_checks import cmap_chars  # fontTools, only for such text
 
         for path in _wide_font_paths():
             try:

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
+from aster.synth import generator, styles
 from aster.tools import style_ablation as sa
-from aster.tools import synth_style, synth_words
 from aster.utils import config_util
 
 DEMO = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "demo_cpu.config")
@@ -16,7 +16,7 @@ DEMO = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "demo_cpu.
 
 @pytest.fixture(scope="module")
 def plans(machine_fonts):
-    return synth_words.make_plans(machine_fonts, 0)[0]
+    return generator.make_plans(machine_fonts, 0)[0]
 
 
 def test_each_variant_changes_only_its_factor(plans):
@@ -24,7 +24,7 @@ def test_each_variant_changes_only_its_factor(plans):
     ood, base = variants["ood"], plans["val_ood_straight"]
     assert ood == base
     assert variants["ood_train_backgrounds"].style == base.style.replace(
-        backgrounds=synth_style.TRAIN_STYLE.backgrounds)
+        backgrounds=styles.TRAIN_STYLE.backgrounds)
     assert variants["ood_train_backgrounds"].vocabulary is base.vocabulary
     assert variants["ood_val_fonts"].families == plans["val"].families
     assert variants["ood_val_fonts"].style == base.style

@@ -15,7 +15,7 @@ resize_for_model (lite_runtime's, re-exported here) resizes one image as model.j
 """
 
 
-if __package__:  # aster.onnx_runtime
+if __package__:  # aster.exporters.onnx_runtime
     from .lite_runtime import add_text, check_images, open_export, resize_batch, resize_for_model
 else:  # recognizer.py in an exported folder
     from lite_runtime import add_text, check_images, open_export, resize_batch, resize_for_model

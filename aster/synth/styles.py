@@ -13,7 +13,7 @@ import functools
 
 @dataclasses.dataclass(frozen=True)
 class RenderStyle:
-    """The style mix of the renderer (aster/tools/synth_render.py)."""
+    """The style mix of the renderer (aster/synth/render.py)."""
 
     # Output size; with keep_aspect, width is the maximum and the image follows the text.
     height: int = 32
@@ -53,7 +53,7 @@ class RenderStyle:
     low_contrast_prob: float = 0.12
     low_contrast: tuple = (35.0, 70.0)
     contrast: tuple = (60.0, 235.0)
-    # Backgrounds: (kind, weight), kinds of aster/tools/synth_backgrounds.py. A quarter are
+    # Backgrounds: (kind, weight), kinds of aster/synth/backgrounds.py. A quarter are
     # patterned (stripes, clutter, fractal): without them the demo model read 59.5% of val_ood's
     # straight words on its fibre and wood-grain backgrounds and 76.5% of the same words on
     # these plain ones (docs/history, "Patterned backgrounds").
@@ -61,7 +61,7 @@ class RenderStyle:
                           ("gradient", 0.10), ("noise", 0.09), ("paper", 0.12), ("photo", 0.12),
                           ("stripes", 0.10), ("clutter", 0.10), ("fractal", 0.06))
     # Legibility floor: an image whose finished text stands out from the background around it
-    # by less than this (synth_render.legibility: |ink - surround| luminance over the surround's
+    # by less than this (render.legibility: |ink - surround| luminance over the surround's
     # spread + 5) is drawn again, up to `legibility_tries` times, then in the clean style. At
     # the defaults ~5% of images fell below it: text no reader could make out (label noise in
     # training, a ceiling under validation accuracy). 0 turns the check off.

@@ -1,8 +1,8 @@
 """Finding usable fonts on the machine (`find_fonts`, `font_report`).
 
 The renderer uses every font that can draw a-z, A-Z and 0-9 (a model trained on one typeface
-family reads mostly that family); aster/tools/font_checks.py decides what "can draw" means, and
-aster/tools/font_families.py splits the fonts found into train / held-out families.
+family reads mostly that family); aster/synth/font_checks.py decides what "can draw" means, and
+aster/synth/font_families.py splits the fonts found into train / held-out families.
 
 Search order: explicit `font_dirs`, then /usr/share/fonts, /usr/local/share/fonts, the TeX fonts
 folder Debian's fonts-texgyre installs into, ~/.fonts, ~/.local/share/fonts, then fonts shipped
@@ -25,8 +25,8 @@ import importlib.metadata
 import importlib.util
 import os
 
-from aster.tools.font_checks import NO_CMAP, REQUIRED_CHARS, UNREADABLE, check_font
-from aster.tools.font_families import group_by_family
+from aster.synth.font_checks import NO_CMAP, REQUIRED_CHARS, UNREADABLE, check_font
+from aster.synth.font_families import group_by_family
 
 SYSTEM_FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "/usr/share/texmf/fonts/opentype",
                     "~/.fonts", "~/.local/share/fonts")

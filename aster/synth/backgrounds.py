@@ -4,7 +4,7 @@ Each kind is a function (rng, height, width) -> float32 [3, height, width] in [0
 first, because NumPy runs one inner loop per pixel over a last axis of 3 (broadcasting a colour
 or a [height, width] mask over interleaved RGB costs ~10x more). `interleave` turns such an
 array into the [height, width, 3] layout of PIL. The kinds in OOD_ONLY are used only by the
-out-of-distribution validation style (aster/tools/synth_style.py), so `val_ood` shows
+out-of-distribution validation style (aster/synth/styles.py), so `val_ood` shows
 backgrounds no training image has.
 """
 

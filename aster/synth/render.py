@@ -2,8 +2,8 @@
 
 Pure NumPy + Pillow (no TensorFlow), so it runs in worker processes. Everything random comes from
 the numpy Generator passed in, so an image is a function of (text, font, generator state, style).
-The style mix is aster/tools/synth_style.py; backgrounds are aster/tools/synth_backgrounds.py;
-the warps are aster/tools/synth_geometry.py.
+The style mix is aster/synth/styles.py; backgrounds are aster/synth/backgrounds.py;
+the warps are aster/synth/geometry.py.
 
 Pipeline for one image (optional steps drawn per image with the style's probabilities):
   1. draw the word flat, white on black, at about the output resolution: bold, thin, outline,
@@ -29,8 +29,8 @@ import math
 import numpy as np
 from PIL import Image, ImageChops, ImageDraw, ImageFilter, ImageFont
 
-from aster.tools import synth_backgrounds, synth_geometry
-from aster.tools.synth_style import TRAIN_STYLE, clean
+from aster.synth import backgrounds, geometry
+from aster.synth.styles import TRAIN_STYLE, clean
 
 SUPERSAMPLE = 1
 KEYPOINTS_PER_CURVE = 10
@@ -164,36 +164,36 @@ def _warps(box, rng, style):
     ink_w, ink_h = right - left, bottom - top
     warps, curve = [], ""
     if rng.random() < style.slant_prob:
-        warps.append(synth_geometry.Shear(rng.uniform(-style.max_slant, style.max_slant), bottom))
+        warps.append(geometry.Shear(rng.uniform(-style.max_slant, style.max_slant), bottom))
     if rng.random() < style.curve_prob:
         if rng.random() < style.arc_share:
             angle = rng.uniform(style.min_arc, style.max_arc)
             radius = max(ink_w / angle, 2.0 * ink_h)  # short words bend less
-            warps.append(synth_geometry.Arc((left + right) / 2, (top + bottom) / 2, radius,
+            warps.append(geometry.Arc((left + right) / 2, (top + bottom) / 2, radius,
                                             up=rng.random() < 0.5))
             curve = "arc"
         else:
             amplitude = rng.uniform(0.15, max(style.max_sine, 0.15)) * ink_h
             period = rng.uniform(0.8, 2.0) * ink_w
-            warps.append(synth_geometry.Sine(amplitude, period, rng.uniform(0, 2 * np.pi)))
+            warps.append(geometry.Sine(amplitude, period, rng.uniform(0, 2 * np.pi)))
             curve = "sine"
     if rng.random() < style.rotate_prob:
-        x0, y0, x1, y1 = synth_geometry.bounds(warps, box)
-        warps.append(synth_geometry.Rotation(
+        x0, y0, x1, y1 = geometry.bounds(warps, box)
+        warps.append(geometry.Rotation(
             rng.uniform(-style.max_rotation, style.max_rotation), (x0 + x1) / 2, (y0 + y1) / 2))
     if rng.random() < style.perspective_prob:
-        x0, y0, x1, y1 = synth_geometry.bounds(warps, box)
+        x0, y0, x1, y1 = geometry.bounds(warps, box)
         corners = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
         jitter = style.max_perspective * ink_h
         moved = [(x + rng.uniform(-jitter, jitter), y + rng.uniform(-jitter, jitter))
                  for x, y in corners]
-        warps.append(synth_geometry.Perspective(corners, moved))
+        warps.append(geometry.Perspective(corners, moved))
     return warps, curve
 
 
 def _crop(warps, box, rng, style):
     """(left, top, right, bottom) of the crop around the warped ink box, in the warped plane."""
-    x0, y0, x1, y1 = synth_geometry.bounds(warps, box)
+    x0, y0, x1, y1 = geometry.bounds(warps, box)
     ink_h = box[3] - box[1]
     scale = rng.uniform(1.0, 3.0) if rng.random() < style.loose_prob else 1.0
     mx = [_uniform(rng, style.margin_x) * ink_h * scale for _ in range(2)]
@@ -215,16 +215,16 @@ def _sample(masks, warps, crop, size, curved):
     [0, 1] each (None stays None).
 
     Sampled piecewise bilinearly (PIL's MESH transform, exact at the cell corners; see
-    synth_geometry.mesh) at SUPERSAMPLE times the output size, then box-filtered down."""
+    geometry.mesh) at SUPERSAMPLE times the output size, then box-filtered down."""
     s = SUPERSAMPLE
     big = (size[0] * s, size[1] * s)
-    cells = synth_geometry.mesh(warps, crop, big, curved)
+    cells = geometry.mesh(warps, crop, big, curved)
     out = []
     for mask in masks:
         if mask is not None:
-            mask = synth_geometry.transform_mesh(mask, big, cells)
+            mask = geometry.transform_mesh(mask, big, cells)
             mask = (mask.reduce(s) if s > 1 else mask)
-            mask = synth_backgrounds.to_array(mask).astype(np.float32) * np.float32(1 / 255)
+            mask = backgrounds.to_array(mask).astype(np.float32) * np.float32(1 / 255)
         out.append(mask)
     return out
 
@@ -233,10 +233,10 @@ def _keypoints(warps, box, crop, size):
     """Top then bottom line of the ink box through the warps, in output pixels (clipped)."""
     left, top, right, bottom = box
     xs = np.empty((2, KEYPOINTS_PER_CURVE))
-    xs[:] = synth_geometry.linspace(left, right, KEYPOINTS_PER_CURVE)
+    xs[:] = geometry.linspace(left, right, KEYPOINTS_PER_CURVE)
     ys = np.empty((2, KEYPOINTS_PER_CURVE))
     ys[0], ys[1] = top, bottom
-    wx, wy = synth_geometry.forward(warps, xs, ys)
+    wx, wy = geometry.forward(warps, xs, ys)
     px = np.clip((wx - crop[0]) * size[0] / (crop[2] - crop[0]), 0, size[0])
     py = np.clip((wy - crop[1]) * size[1] / (crop[3] - crop[1]), 0, size[1])
     return tuple(np.stack([px, py], axis=-1).ravel().tolist())
@@ -256,7 +256,7 @@ def _mean_color(channels):
 def _text_colors(rng, background, style):
     """(text colour, outline colour) with the drawn luminance contrast against the background
     ([3, height, width])."""
-    bg = float(synth_backgrounds.luminance(_mean_color(background)))
+    bg = float(backgrounds.luminance(_mean_color(background)))
     low = rng.random() < style.low_contrast_prob
     contrast = _uniform(rng, style.low_contrast if low else style.contrast)
     darker, lighter = bg - contrast, bg + contrast
@@ -266,9 +266,9 @@ def _text_colors(rng, background, style):
         target = lighter
     else:
         target = 0.0 if bg > 127 else 255.0
-    text = synth_backgrounds.color_at(rng, target)
+    text = backgrounds.color_at(rng, target)
     outline_luminance = 255.0 - target if abs(255.0 - 2 * target) > 60 else bg
-    outline = synth_backgrounds.color_at(rng, outline_luminance, 40.0)
+    outline = backgrounds.color_at(rng, outline_luminance, 40.0)
     return text, outline
 
 
@@ -277,7 +277,7 @@ def _composite(alpha, rng, style):
     fill, ring = alpha
     height, width = fill.shape
     kind = _pick(rng, style.backgrounds)
-    image = synth_backgrounds.KINDS[kind](rng, height, width).astype(np.float32)
+    image = backgrounds.KINDS[kind](rng, height, width).astype(np.float32)
     text, outline = _text_colors(rng, image, style)
     if rng.random() < style.shadow_prob:
         dx, dy = (int(v) for v in rng.integers(1, 3, 2))
@@ -311,9 +311,9 @@ def _photometric(image, rng, style):
         small = (max(4, round(width * factor)), max(4, round(height * factor)))
         image = image.resize(small, Image.BILINEAR).resize((width, height), Image.BILINEAR)
     if rng.random() < style.noise_prob:
-        pixels = synth_backgrounds.to_array(image).astype(np.float32)
+        pixels = backgrounds.to_array(image).astype(np.float32)
         noisy = pixels + rng.normal(0, rng.uniform(2, style.max_noise), (height, width, 3))
-        image = synth_backgrounds.to_image(np.clip(noisy, 0, 255).astype(np.uint8))
+        image = backgrounds.to_image(np.clip(noisy, 0, 255).astype(np.uint8))
     if rng.random() < style.jpeg_prob:
         buffer = io.BytesIO()
         image.save(buffer, format="JPEG", quality=int(rng.integers(*style.jpeg_quality)))
@@ -348,8 +348,8 @@ def legibility(image, alpha):
     around = dilate(touched, 2) & ~touched
     if core.sum() < 5 or around.sum() < 5:
         return math.inf
-    luminance = synth_backgrounds.luminance(
-        synth_backgrounds.to_array(image).astype(np.float32))
+    luminance = backgrounds.luminance(
+        backgrounds.to_array(image).astype(np.float32))
     surround = luminance[around]
     return abs(float(luminance[core].mean()) - float(surround.mean())) / (
         float(surround.std()) + 5.0)
@@ -367,7 +367,7 @@ def _draft(text, font_path, rng, style):
     alpha = _sample(masks, warps, crop, size, bool(curve))
     pixels, background = _composite(alpha, rng, style)
     pixels = np.clip(pixels, 0, 255, out=pixels).astype(np.uint8)
-    image = synth_backgrounds.to_image(synth_backgrounds.interleave(pixels))
+    image = backgrounds.to_image(backgrounds.interleave(pixels))
     image = _photometric(image, rng, style)
     score = legibility(image, alpha) if style.min_legibility > 0 else math.inf
     return image, score, _keypoints(warps, box, crop, size), curve, background
@@ -380,7 +380,7 @@ def render(text, font_path, rng, style=TRAIN_STYLE):
       text: str, the word (characters the font can draw: check FontInfo.can_draw first).
       font_path: str, a TrueType/OpenType file.
       rng: numpy.random.Generator, the only source of randomness.
-      style: synth_style.RenderStyle.
+      style: styles.RenderStyle.
 
     Returns:
       Rendered.

@@ -2,12 +2,12 @@
 
     export_onnx(pipeline_config, "train/model.ckpt-1000", "exported/aster_onnx")
 
-The exported folder holds model.onnx, model.json (the contract, the label map and how it was
-made), recognizer.py (aster/onnx_runtime.py) with lite_runtime.py (aster/lite_runtime.py, its
-input checks and label decoding): they run the model with NumPy and onnxruntime only, and
-pipeline.config. The graph is the TFLite export's (aster/lite_export.py frozen_graph on
-aster.inference.fixed_size_uint8_input, float64 rewritten to float32), converted by tf2onnx
-(the `onnx` extra), with the same tensors:
+The exported folder holds model.onnx, model.json (the contract, the label map and how it was made),
+recognizer.py (aster/exporters/onnx_runtime.py) with lite_runtime.py
+(aster/exporters/lite_runtime.py, its input checks and label decoding): they run the model with
+NumPy and onnxruntime only, and pipeline.config. The graph is the TFLite export's
+(aster/exporters/lite_export.py frozen_graph on aster.inference.fixed_size_uint8_input, float64
+rewritten to float32), converted by tf2onnx (the `onnx` extra), with the same tensors:
 
     input:   images          [N, input_height, input_width, 3] uint8 RGB, already resized
     outputs: labels          [N, T] int32 label ids (the text ends at the first id below the
@@ -29,7 +29,8 @@ import logging
 import os
 import shutil
 
-from aster import inference, lite_export, lite_runtime, onnx_runtime
+from aster import inference
+from aster.exporters import lite_export, lite_runtime, onnx_runtime
 from aster.tf_setup import tf
 from aster.utils import config_util
 

@@ -8,19 +8,19 @@ writes, in --output_dir:
                                   the training style mix
   val_ood_straight.tfrecord       out-of-distribution validation, half without curves ...
   val_ood_curved.tfrecord         ... and half curved (arc or sine): words, font families and
-                                  style mix (aster/tools/synth_style.py "ood") all disjoint
+                                  style mix (aster/synth/styles.py "ood") all disjoint
                                   from training; evaluate `val_ood_*.tfrecord` for the whole set
   <split>_manifest.json           per split: fonts, word and length counts, style, speed
   manifest.json                   all of it in one file
 
-Words: aster/tools/vocabulary.py (the english-words dictionary, or --word_list FILE), split
+Words: aster/synth/vocabulary.py (the english-words dictionary, or --word_list FILE), split
 three ways by a hash of the lower-cased text. `--language el|ru` draws Greek or Russian instead
-(aster/tools/languages.py: wordfreq's words, the fonts that draw the script, its letters in the
+(aster/synth/languages.py: wordfreq's words, the fonts that draw the script, its letters in the
 generated strings) and writes the model's character set as charset.txt beside the records.
-Fonts: every usable font on the machine (aster/tools/fonts.py; for --language, those that draw
-the script in both cases), split three ways by family (aster/tools/font_families.py). Every image
+Fonts: every usable font on the machine (aster/synth/fonts.py; for --language, those that draw
+the script in both cases), split three ways by family (aster/synth/font_families.py). Every image
 carries `image/keypoints`: the top and bottom lines of its word through the drawn geometry
-(aster/tools/synth_render.py).
+(aster/synth/render.py).
 
 Determinism. Image i of a split is rendered from numpy's SeedSequence([seed, split id, i]), so
 the output depends only on the seed, the split, the index, the fonts found and the settings (not
@@ -40,15 +40,9 @@ import time
 import numpy as np
 
 from aster.core import charsets
-from aster.tools import (
-    font_families,
-    languages,
-    synth_render,
-    synth_style,
-    tfrecord_utils,
-    vocabulary,
-)
-from aster.tools import fonts as fonts_lib
+from aster.synth import font_families, languages, render, styles, vocabulary
+from aster.synth import fonts as fonts_lib
+from aster.tools import tfrecord_utils
 from aster.utils import cli, cli_logging
 
 # Rendered splits: (name, split id in the seed, word / font split, style preset, curve_prob).
@@ -69,11 +63,11 @@ class SplitPlan:
     seed: int
     vocabulary: vocabulary.Vocabulary
     families: tuple  # ((family, (FontInfo, ...)), ...)
-    style: synth_style.RenderStyle
+    style: styles.RenderStyle
 
 
-def make_plans(fonts, seed=0, val_disjoint="both", heldout=None, style=synth_style.TRAIN_STYLE,
-               ood_style=synth_style.OOD_STYLE, word_list=None, random_fraction=0.3,
+def make_plans(fonts, seed=0, val_disjoint="both", heldout=None, style=styles.TRAIN_STYLE,
+               ood_style=styles.OOD_STYLE, word_list=None, random_fraction=0.3,
                max_length=16, language=None):
     """Returns ({render split: SplitPlan}, font note) for the fonts found.
 
@@ -146,7 +140,7 @@ def render_one(plan, index):
     """Renders image `index` of a split: (Rendered, text, filename, font-word skips)."""
     rng = np.random.default_rng(np.random.SeedSequence([plan.seed, plan.split_id, index]))
     text, font, skips = _choose(plan, rng)
-    rendered = synth_render.render(text, font.path, rng, plan.style)
+    rendered = render.render(text, font.path, rng, plan.style)
     name = f"synth/{plan.split}/{index:08d}/{os.path.splitext(os.path.basename(font.path))[0]}"
     return rendered, text, name, skips
 
@@ -258,9 +252,9 @@ def build_parser():
     parser.add_argument("--keep_aspect", action="store_true",
                         help="keep the text's aspect ratio up to --width (e.g. 64x256)")
     parser.add_argument("--min_legibility", type=float,
-                        default=synth_style.TRAIN_STYLE.min_legibility,
+                        default=styles.TRAIN_STYLE.min_legibility,
                         help="draw an image again when its text stands out from the background "
-                        "around it by less than this (synth_render.legibility); 0: never, as "
+                        "around it by less than this (render.legibility); 0: never, as "
                         "before the check existed")
     parser.add_argument("--random_fraction", type=float, default=0.3,
                         help="share of generated strings (letters, digits, dates, prices...)")
@@ -292,12 +286,12 @@ def build_parser():
 
 
 def _style(args):
-    style = synth_style.TRAIN_STYLE.replace(height=args.height, width=args.width,
+    style = styles.TRAIN_STYLE.replace(height=args.height, width=args.width,
                                             keep_aspect=args.keep_aspect,
                                             min_legibility=args.min_legibility)
     if args.height < 8 or args.width < 8:
         raise ValueError(f"--height/--width must be >= 8, got {args.height}x{args.width}")
-    synth_style.check(style)
+    styles.check(style)
     return style
 
 

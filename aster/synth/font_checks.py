@@ -1,5 +1,5 @@
 """Whether a font file can draw ordinary text: its Unicode cmap, its glyphs, the symbol and
-all-caps filters (used by aster/tools/fonts.py's search).
+all-caps filters (used by aster/synth/fonts.py's search).
 
 A file is used when (`inspect_font`):
   * fontTools reads its Unicode cmap (font number 0 of a .ttc collection, as PIL does) and the
@@ -20,7 +20,7 @@ import numpy as np
 from fontTools.ttLib import TTFont
 from PIL import Image, ImageDraw, ImageFont
 
-from aster.tools.font_families import family_name
+from aster.synth.font_families import family_name
 
 REQUIRED_CHARS = string.ascii_letters + string.digits
 # All-caps filter: lowercase letters whose shape differs from their capital in ordinary fonts.

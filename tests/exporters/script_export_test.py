@@ -9,16 +9,18 @@ import export_parity
 import numpy as np
 import pytest
 
-from aster import export, inference, lite_runtime, trainer
+from aster import export, inference, trainer
 from aster.core import charsets
-from aster.tools import languages, package_model, synth_words
+from aster.exporters import lite_runtime
+from aster.synth import generator, languages
+from aster.tools import package_model
 from aster.utils import config_util
 
 pytest.importorskip("tf2onnx", reason="the onnx extra (tf2onnx) is not installed")
 pytest.importorskip("onnxruntime", reason="the onnx extra (onnxruntime) is not installed")
 pytest.importorskip("wordfreq", reason="the languages extra (wordfreq) is not installed")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GREEK = languages.LANGUAGES["el"]
 
 
@@ -60,7 +62,7 @@ def _never_ending(checkpoint, prefix):
 @pytest.mark.slow
 def test_greek_synth_data_trains_exports_to_onnx_and_reads_back_greek(tmp_path):
     data_dir = str(tmp_path / "synth_el")
-    assert synth_words.main(["--output_dir", data_dir, "--language", "el", "--num_train", "64",
+    assert generator.main(["--output_dir", data_dir, "--language", "el", "--num_train", "64",
                              "--num_val", "16", "--num_val_ood", "0", "--num_shards", "1",
                              "--num_workers", "1"]) == 0
     assert charsets.from_text_file(os.path.join(data_dir, "charset.txt")) == list(GREEK.charset)
@@ -90,7 +92,7 @@ def test_greek_synth_data_trains_exports_to_onnx_and_reads_back_greek(tmp_path):
     assert any(c in GREEK.letters for t in texts for c in t)
     # The checkpoint's texts and scores on the same images at the model's input size (images of
     # another size go through two resizers, whose pixel differences can flip this barely
-    # trained model's near ties: export_onnx_test checks that path on a random model).
+    # trained model's near ties: onnx_export_test checks that path on a random model).
     with inference.CheckpointPredictor(config, checkpoint) as predictor:
         expected = predictor.predict(encoded)
     assert got["text"] == [t.decode("utf-8") for t in expected["text"]]

@@ -1,4 +1,4 @@
-"""Tests for aster/onnx_export.py and aster/onnx_runtime.py: the ONNX export and its parity with
+"""Tests for aster/exporters/onnx_export.py and aster/exporters/onnx_runtime.py: the ONNX export and its parity with
 the checkpoint under onnxruntime in a process without `aster` or TensorFlow."""
 
 import json
@@ -7,16 +7,17 @@ import sys
 
 import export_parity
 import pytest
-from export_test import ROOT, _random_tiny_checkpoint, tiny_config
+from tiny_model import ROOT, random_tiny_checkpoint, tiny_config
 
-from aster import export, lite_runtime, onnx_export, onnx_runtime
+from aster import export
+from aster.exporters import lite_runtime, onnx_export, onnx_runtime
 
 pytest.importorskip("tf2onnx", reason="the onnx extra (tf2onnx) is not installed")
 pytest.importorskip("onnxruntime", reason="the onnx extra (onnxruntime) is not installed")
 
 @pytest.mark.slow
 def test_onnx_greedy_parity_with_checkpoint_without_tensorflow(tmp_path):
-    config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
+    config, ckpt = random_tiny_checkpoint(str(tmp_path / "train"))
     out_dir = str(tmp_path / "onnx")
     assert export.main(["--checkpoint_path", ckpt, "--pipeline_config_path",
                         os.path.join(ROOT, "configs", "tiny.config"),
@@ -33,7 +34,7 @@ def test_onnx_greedy_parity_with_checkpoint_without_tensorflow(tmp_path):
 
 @pytest.mark.slow
 def test_onnx_beam_search_parity_with_checkpoint(tmp_path):
-    config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
+    config, ckpt = random_tiny_checkpoint(str(tmp_path / "train"))
     for predictor in config.model.multi_predictors_recognition_model.predictor:
         predictor.attention_predictor.beam_width = 3
     out_dir = onnx_export.export_onnx(config, ckpt, str(tmp_path / "onnx"), decoding="beam")

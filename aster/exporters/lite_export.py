@@ -2,8 +2,8 @@
 
     export_tflite(pipeline_config, "train/model.ckpt-1000", "exported/aster_tflite")
 
-The exported folder holds model.tflite, model.json (the contract below, the label map and how it
-was made), recognizer.py (aster/lite_runtime.py: runs the model with NumPy and ai-edge-litert
+The exported folder holds model.tflite, model.json (the contract below, the label map and how it was
+made), recognizer.py (aster/exporters/lite_runtime.py: runs the model with NumPy and ai-edge-litert
 only) and pipeline.config. The model is built by aster.inference.build_inference_graph on
 aster.inference.fixed_size_uint8_input and uses TFLite's built-in operators only:
 
@@ -36,10 +36,11 @@ import shutil
 
 import numpy as np
 
-from aster import inference, lite_runtime
+from aster import inference
 from aster.builders import preprocessor_builder
 from aster.core import preprocessor_geometry as geometry
 from aster.core.standard_fields import PredictionFields
+from aster.exporters import lite_runtime
 from aster.meta_architectures.multi_predictors_recognition_model import PREDICTOR_OUTPUTS
 from aster.tf_setup import tf
 from aster.utils import checkpoints, config_util

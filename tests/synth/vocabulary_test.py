@@ -1,4 +1,4 @@
-"""Tests for aster/tools/vocabulary.py."""
+"""Tests for aster/synth/vocabulary.py."""
 
 import collections
 import re
@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from aster.tools import vocabulary
+from aster.synth import vocabulary
 
 
 @pytest.fixture(scope="module")

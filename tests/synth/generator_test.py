@@ -1,4 +1,4 @@
-"""Tests for aster/tools/synth_words.py (aster-synth-words)."""
+"""Tests for aster/synth/generator.py (aster-synth-words)."""
 
 import dataclasses
 import io
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from aster.tools import fonts, synth_words, vocabulary
+from aster.synth import fonts, generator, vocabulary
 
 SPLIT_FILES = {"train": "train-*-of-00002.tfrecord", "val": "val.tfrecord",
                "val_ood_straight": "val_ood_straight.tfrecord",
@@ -20,7 +20,7 @@ SPLIT_FILES = {"train": "train-*-of-00002.tfrecord", "val": "val.tfrecord",
 def generated(tmp_path_factory, machine_fonts):
     """Every split rendered once with 2 workers (shared by the tests below)."""
     out = tmp_path_factory.mktemp("synth")
-    code = synth_words.main(["--output_dir", str(out), "--num_train", "300", "--num_val", "100",
+    code = generator.main(["--output_dir", str(out), "--num_train", "300", "--num_val", "100",
                              "--num_val_ood", "100", "--num_shards", "2", "--num_workers", "2",
                              "--seed", "3"])
     assert code == 0
@@ -90,7 +90,7 @@ def test_images_have_configured_size_and_keypoints(generated, read_records):
 
 
 def test_output_does_not_depend_on_workers(generated, tmp_path):
-    code = synth_words.main(["--output_dir", str(tmp_path), "--split", "val", "--num_val", "100",
+    code = generator.main(["--output_dir", str(tmp_path), "--split", "val", "--num_val", "100",
                              "--num_workers", "1", "--seed", "3"])
     assert code == 0
     assert (tmp_path / "val.tfrecord").read_bytes() == (generated / "val.tfrecord").read_bytes()
@@ -98,14 +98,14 @@ def test_output_does_not_depend_on_workers(generated, tmp_path):
 
 
 def test_other_seed_gives_other_images(generated, tmp_path):
-    synth_words.main(["--output_dir", str(tmp_path), "--split", "val", "--num_val", "20",
+    generator.main(["--output_dir", str(tmp_path), "--split", "val", "--num_val", "20",
                       "--num_workers", "1", "--seed", "4"])
     assert (tmp_path / "val.tfrecord").read_bytes() != (generated / "val.tfrecord").read_bytes()
 
 
 def test_min_legibility_0_turns_the_check_off_in_every_split(generated, tmp_path):
     """The flag reaches the OOD style too: nothing is drawn again."""
-    code = synth_words.main(["--output_dir", str(tmp_path), "--split", "val_ood",
+    code = generator.main(["--output_dir", str(tmp_path), "--split", "val_ood",
                              "--num_val_ood", "100", "--num_workers", "1", "--seed", "3",
                              "--min_legibility", "0"])
     assert code == 0
@@ -116,15 +116,15 @@ def test_min_legibility_0_turns_the_check_off_in_every_split(generated, tmp_path
 
 
 def test_shared_mode_still_separates_seeds(machine_fonts):
-    plans, note = synth_words.make_plans(machine_fonts, val_disjoint="none")
+    plans, note = generator.make_plans(machine_fonts, val_disjoint="none")
     assert plans["train"].vocabulary.by_length == plans["val"].vocabulary.by_length
     assert "share" in note
-    first = synth_words.render_one(plans["train"], 0)
-    assert first[0].png != synth_words.render_one(plans["val"], 0)[0].png
+    first = generator.render_one(plans["train"], 0)
+    assert first[0].png != generator.render_one(plans["val"], 0)[0].png
 
 
 def test_a_font_missing_a_character_is_never_used_for_it(machine_fonts):
-    plans, _ = synth_words.make_plans(machine_fonts[:8], val_disjoint="none")
+    plans, _ = generator.make_plans(machine_fonts[:8], val_disjoint="none")
     good = machine_fonts[0]
     no_digits = dataclasses.replace(machine_fonts[1], chars=frozenset("abcdefghijklmnopqrstuvwxyz"
                                                                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
@@ -134,7 +134,7 @@ def test_a_font_missing_a_character_is_never_used_for_it(machine_fonts):
     skips, digits = 0, 0
     for index in range(60):
         rng = np.random.default_rng(index)
-        text, font, skipped = synth_words._choose(plan, rng)
+        text, font, skipped = generator._choose(plan, rng)
         skips += skipped
         if any(c.isdigit() for c in text):
             digits += 1
@@ -146,7 +146,7 @@ def test_keep_aspect_and_named_heldout_family(machine_fonts, tmp_path, read_reco
     families = sorted(fonts.group_by_family(machine_fonts))
     if len(families) < 3:
         pytest.skip("needs three font families")
-    code = synth_words.main(["--output_dir", str(tmp_path), "--split", "val", "--num_val", "10",
+    code = generator.main(["--output_dir", str(tmp_path), "--split", "val", "--num_val", "10",
                              "--num_workers", "1", "--keep_aspect", "--height", "64",
                              "--width", "256", "--heldout_font_families", families[0],
                              "--ood_font_families", families[1]])
@@ -160,7 +160,7 @@ def test_keep_aspect_and_named_heldout_family(machine_fonts, tmp_path, read_reco
 def test_user_word_list(machine_fonts, tmp_path, read_records):
     words = tmp_path / "words.txt"
     words.write_text("\n".join(f"Shop{i}" for i in range(300)))
-    code = synth_words.main(["--output_dir", str(tmp_path / "out"), "--split", "train",
+    code = generator.main(["--output_dir", str(tmp_path / "out"), "--split", "train",
                              "--num_train", "20", "--num_shards", "1", "--num_workers", "1",
                              "--word_list", str(words), "--random_fraction", "0"])
     assert code == 0
@@ -170,13 +170,13 @@ def test_user_word_list(machine_fonts, tmp_path, read_records):
 
 def test_help_exits_0(capsys):
     with pytest.raises(SystemExit) as exit_info:
-        synth_words.main(["--help"])
+        generator.main(["--help"])
     out = capsys.readouterr().out
     assert exit_info.value.code == 0 and "--ood_font_families" in out and "val_ood" in out
 
 
 def test_list_fonts_prints_families(machine_fonts, tmp_path, capsys):
-    assert synth_words.main(["--output_dir", str(tmp_path), "--list_fonts"]) == 0
+    assert generator.main(["--output_dir", str(tmp_path), "--list_fonts"]) == 0
     out = capsys.readouterr().out
     assert machine_fonts[0].family in out and "usable fonts" in out
     assert not list(tmp_path.iterdir())
@@ -192,17 +192,17 @@ def test_list_fonts_prints_families(machine_fonts, tmp_path, capsys):
     (["--word_list", "/nonexistent/words.txt"], "/nonexistent/words.txt"),
 ])
 def test_bad_settings_return_2_with_message(machine_fonts, tmp_path, capsys, argv, message):
-    assert synth_words.main(["--output_dir", str(tmp_path), "--num_train", "1", *argv]) == 2
+    assert generator.main(["--output_dir", str(tmp_path), "--num_train", "1", *argv]) == 2
     assert message in capsys.readouterr().err
 
 
 def test_empty_word_list_names_it(machine_fonts, tmp_path, capsys):
     path = tmp_path / "empty.txt"
     path.write_text("\n")
-    assert synth_words.main(["--output_dir", str(tmp_path), "--word_list", str(path)]) == 2
+    assert generator.main(["--output_dir", str(tmp_path), "--word_list", str(path)]) == 2
     assert str(path) in capsys.readouterr().err
 
 
 def test_make_plans_unknown_mode_raises(machine_fonts):
     with pytest.raises(ValueError, match="val_disjoint"):
-        synth_words.make_plans(machine_fonts, val_disjoint="some")
+        generator.make_plans(machine_fonts, val_disjoint="some")

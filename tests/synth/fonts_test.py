@@ -1,12 +1,12 @@
-"""Tests for aster/tools/fonts.py, font_checks.py and font_families.py."""
+"""Tests for aster/synth/fonts.py, font_checks.py and font_families.py."""
 
 import os
 import re
 
 import pytest
 
-from aster.tools import font_checks, font_families, fonts
-from aster.tools.font_checks import FontInfo
+from aster.synth import font_checks, font_families, fonts
+from aster.synth.font_checks import FontInfo
 
 
 def _fake(family, count):

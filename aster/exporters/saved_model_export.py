@@ -24,9 +24,9 @@ Loading it needs TensorFlow only, not this package:
     out = serve(images=tf.constant([open("word.png", "rb").read()]))
     print(out["text"].numpy()[0].decode(), out["scores"].numpy()[0])
 
-`aster-demo --saved_model_dir exported/aster IMAGE...` runs it too. tests/export_test.py checks
-that the SavedModel, loaded this way in a process that never imports `aster`, gives the
-checkpoint's texts and scores.
+`aster-demo --saved_model_dir exported/aster IMAGE...` runs it too.
+tests/exporters/saved_model_export_test.py checks that the SavedModel, loaded this way in a process
+that never imports `aster`, gives the checkpoint's texts and scores.
 """
 
 import logging

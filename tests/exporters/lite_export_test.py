@@ -1,4 +1,4 @@
-"""Tests for aster/lite_export.py and aster/lite_runtime.py: the TFLite export, its parity with the
+"""Tests for aster/exporters/lite_export.py and aster/exporters/lite_runtime.py: the TFLite export, its parity with the
 checkpoint under ai-edge-litert in a process without `aster` or TensorFlow, and the wrapper's
 input checks."""
 
@@ -8,11 +8,12 @@ import sys
 import export_parity
 import numpy as np
 import pytest
-from export_test import ROOT, _random_tiny_checkpoint, tiny_config
 from PIL import Image
+from tiny_model import ROOT, random_tiny_checkpoint, tiny_config
 
-from aster import export, lite_export, lite_runtime
+from aster import export
 from aster.core import preprocessor_geometry as geometry
+from aster.exporters import lite_export, lite_runtime
 from aster.tf_setup import tf
 
 pytest.importorskip("ai_edge_litert", reason="the tflite extra (ai-edge-litert) is not installed")
@@ -20,7 +21,7 @@ pytest.importorskip("ai_edge_litert", reason="the tflite extra (ai-edge-litert) 
 NUM_IMAGES = 56
 @pytest.mark.slow
 def test_tflite_greedy_parity_with_checkpoint_without_tensorflow(tmp_path):
-    config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
+    config, ckpt = random_tiny_checkpoint(str(tmp_path / "train"))
     out_dir = str(tmp_path / "lite")
     assert export.main(["--checkpoint_path", ckpt, "--pipeline_config_path",
                         os.path.join(ROOT, "configs", "tiny.config"),
@@ -38,7 +39,7 @@ def test_tflite_greedy_parity_with_checkpoint_without_tensorflow(tmp_path):
 
 @pytest.mark.slow
 def test_tflite_beam_search_parity_with_checkpoint(tmp_path):
-    config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
+    config, ckpt = random_tiny_checkpoint(str(tmp_path / "train"))
     for predictor in config.model.multi_predictors_recognition_model.predictor:
         predictor.attention_predictor.beam_width = 3
     out_dir = lite_export.export_tflite(config, ckpt, str(tmp_path / "lite"), decoding="beam")
@@ -202,7 +203,7 @@ def test_recognizer_refuses_a_folder_without_model_json(tmp_path):
 
 @pytest.mark.slow
 def test_quantized_exports_are_smaller_and_still_run_without_tensorflow(tmp_path):
-    config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
+    config, ckpt = random_tiny_checkpoint(str(tmp_path / "train"))
     sizes, outputs = {}, {}
     pixels, _ = export_parity.images(8)
     for quantize in lite_export.QUANTIZATIONS:
@@ -226,7 +227,7 @@ def test_quantization_is_checked_and_only_for_tflite(tmp_path, capsys):
     with pytest.raises(ValueError, match="--quantize float16: only for --format tflite, not onnx"):
         lite_export.check_quantization("float16", "onnx")
     lite_export.check_quantization("none", "saved_model")
-    config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
+    config, ckpt = random_tiny_checkpoint(str(tmp_path / "train"))
     del config
     assert export.main(["--checkpoint_path", ckpt, "--pipeline_config_path",
                         os.path.join(ROOT, "configs", "tiny.config"), "--output_dir",

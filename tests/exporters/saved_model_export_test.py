@@ -1,11 +1,10 @@
-"""Tests for aster/saved_model_export.py (aster-export): the SavedModel, its signature and its
+"""Tests for aster/exporters/saved_model_export.py (aster-export): the SavedModel, its signature and its
 parity with the checkpoint; and for the serving graph it holds (aster/inference.py: decoding,
 input size, the predictor)."""
 
 import io
 import json
 import os
-import random
 import subprocess
 import sys
 
@@ -13,13 +12,13 @@ import numpy as np
 import pytest
 from PIL import Image
 from stand_in_model import StandInModel, write_checkpoint
+from tiny_model import random_tiny_checkpoint, tiny_config
 
-from aster import inference, saved_model_export
+from aster import inference
 from aster.core import session_options
+from aster.exporters import saved_model_export
 from aster.tf_setup import tf
 from aster.utils import config_util
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Runs in a fresh interpreter: TensorFlow only, never `aster`.
 _LOAD_SCRIPT = r"""
@@ -36,10 +35,6 @@ print(json.dumps({
     "rectified_shape": list(out["rectified_images"].shape),
 }))
 """
-
-
-def tiny_config():
-    return config_util.load_pipeline_config(os.path.join(ROOT, "configs", "tiny.config"))
 
 
 def write_images(directory, count, seed=0):
@@ -110,31 +105,9 @@ def test_export_stand_in_model_signature_loads_without_aster(tmp_path):
     assert loaded["rectified_shape"] == [3, 8, 16, 3]
 
 
-def _random_tiny_checkpoint(directory):
-    """Builds the tiny config's model with random weights and saves it as model.ckpt-1."""
-    from aster.builders import model_builder
-    from aster.tf_setup import tf
-
-    config = tiny_config()
-    # tf-keras draws the seeds of unseeded initializers from Python's `random`: without this the
-    # "random" model differed in every process, and with it which near ties the parity checks
-    # met (the beam-search check failed about one run in eight).
-    random.seed(3)
-    with tf.Graph().as_default():
-        tf.random.set_random_seed(3)
-        model = model_builder.build(config.model, is_training=False)
-        images = tf.zeros([1, 32, 64, 3])
-        model.postprocess(model.predict(model.preprocess(images)))
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            path = tf.train.Saver().save(sess, os.path.join(directory, "model.ckpt"),
-                                         global_step=1, write_meta_graph=False)
-    return config, path
-
-
 @pytest.mark.slow
 def test_export_parity_with_checkpoint_on_20_images_without_aster(tmp_path):
-    config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
+    config, ckpt = random_tiny_checkpoint(str(tmp_path / "train"))
     paths = write_images(str(tmp_path), 20, seed=1)
     encoded = [open(p, "rb").read() for p in paths]
     with inference.CheckpointPredictor(config, ckpt) as predictor:
@@ -186,7 +159,7 @@ def test_decode_and_resize_antialiases_and_keeps_the_steps_resize():
 
 @pytest.mark.skipif(not session_options.cpu_supports_bfloat16(), reason="no native bfloat16")
 def test_checkpoint_predictor_session_config_bfloat16_close_to_float32(tmp_path):
-    config, ckpt = _random_tiny_checkpoint(str(tmp_path / "train"))
+    config, ckpt = random_tiny_checkpoint(str(tmp_path / "train"))
     encoded = [open(p, "rb").read() for p in write_images(str(tmp_path), 4, seed=2)]
     with inference.CheckpointPredictor(config, ckpt) as predictor:
         expected = predictor.predict(encoded)

@@ -1,4 +1,4 @@
-"""Greek and Russian in the data engine (aster/tools/languages.py): the character set files, the
+"""Greek and Russian in the data engine (aster/synth/languages.py): the character set files, the
 label folding in the graph and protocol 1 agree; words are cased as the script writes them; fonts
 are chosen by what their cmap draws."""
 
@@ -13,8 +13,9 @@ import pytest
 from aster.builders import label_map_builder
 from aster.core import charsets
 from aster.core import preprocessor_text as text_ops
+from aster.synth import font_checks, fonts, generator, languages, styles, vocabulary
 from aster.tf_setup import tf
-from aster.tools import font_checks, fonts, languages, synth_words, tfrecord_utils, vocabulary
+from aster.tools import tfrecord_utils
 from aster.utils import config_util
 from aster.utils import recognition_evaluation as re_eval
 
@@ -127,11 +128,11 @@ def test_words_of_the_script_render_only_with_fonts_that_draw_them(code, machine
     words = language.words()[:3000]
     vocab = vocabulary.build("train", words, random_fraction=0.0, language=language)
     families = (("able", (able[0],)), ("unable", (unable[0],)))
-    plan = synth_words.SplitPlan("train", 0, 0, vocab, families,
-                                 synth_words.synth_style.TRAIN_STYLE)
+    plan = generator.SplitPlan("train", 0, 0, vocab, families,
+                               styles.TRAIN_STYLE)
     skips = 0
     for index in range(24):
-        rendered, text, name, skipped = synth_words.render_one(plan, index)
+        rendered, text, name, skipped = generator.render_one(plan, index)
         skips += skipped
         assert able[0].can_draw(text) and rendered.png
         assert os.path.splitext(os.path.basename(able[0].path))[0] in name
@@ -160,7 +161,7 @@ def test_make_train_takes_a_script_and_refuses_an_unknown_one():
 
 def _synth(tmp_path, *flags):
     out = tmp_path / "out"
-    code = synth_words.main(["--output_dir", str(out), "--num_train", "24", "--num_val", "8",
+    code = generator.main(["--output_dir", str(out), "--num_train", "24", "--num_val", "8",
                              "--num_val_ood", "0", "--num_workers", "1", *flags])
     return code, out
 
