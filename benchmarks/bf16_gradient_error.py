@@ -5,11 +5,11 @@
         [--variants bn=FusedBatchNormV3,FusedBatchNormGradV3 ...]
 
 Takes --batches real batches from the config's training reader once, then computes the loss and
-the gradient of every trainable variable on each of them, from the same checkpoint, in one
-float32 session and one session per bfloat16 variant (the trainer's graph and session options:
-train_config.bfloat16 on, oneDNN's auto mixed precision). A variant NAME=OP,OP keeps the named op
-types in float32 besides aster.core.session_options.FLOAT32_OPS (the pass's lists, set in the
-environment before its session is created, as the trainer sets them); `bf16` is the trainer's
+the gradient of every trainable variable on each of them, from the same checkpoint, in one float32
+session and one session per bfloat16 variant (the trainer's graph and session options:
+train_config.mixed_precision on, oneDNN's auto mixed precision). A variant NAME=OP,OP keeps the
+named op types in float32 besides aster.core.session_options.FLOAT32_OPS (the pass's lists, set in
+the environment before its session is created, as the trainer sets them); `bf16` is the trainer's
 own lists.
 
 Reported per variant: the relative gradient error |g_bf16 - g_fp32| / |g_fp32| over all variables

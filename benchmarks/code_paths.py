@@ -84,8 +84,8 @@ def batch_words(longest_word=0):
 
 def precision_overrides(precision):
     """The assignment that trains at `precision` ("fp32" or "bf16") whatever the config says:
-    train_config.bfloat16 is set both ways (the demo config trains in bfloat16, so "fp32" must
-    turn it off)."""
+    train_config.mixed_precision is set both ways (the demo config trains in bfloat16, so "fp32"
+    must turn it off)."""
     return [common.bfloat16_assignment(precision == "bf16")]
 
 

@@ -39,7 +39,7 @@ def machine():
 def bfloat16_assignment(on):
     """The config assignment that trains in bfloat16 (on) or float32, whatever the config says
     (the demo config trains in bfloat16)."""
-    return f"train_config.bfloat16={'true' if on else 'false'}"
+    return f"train_config.mixed_precision={'true' if on else 'false'}"
 
 
 def deploy_config(num_clones=1):

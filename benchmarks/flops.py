@@ -5,7 +5,7 @@ fraction of the peak of the precision it trained at (benchmarks/peaks.py).
 The training step is the real trainer's (benchmarks/train_throughput.py timing) on an in-memory
 batch of --batch_size images (input pipeline excluded): the median of --steps steps after --warmup
 steps. Each config is timed in float32 and, where the CPU computes bfloat16 natively, with
-train_config.bfloat16 (a row per precision).
+train_config.mixed_precision (a row per precision).
 
     .venv/bin/python benchmarks/flops.py [--configs aster_paper tiny] [--precisions float32]
 """

@@ -1,7 +1,7 @@
 """Which oneDNN kernels one training step runs, and for how long (ONEDNN_VERBOSE).
 
     .venv/bin/python benchmarks/onednn_kernels.py [--configs aster_paper] [--batch_size 64]
-        [--warmup 3] [--steps 2] [--set train_config.bfloat16=true] [--top 20]
+        [--warmup 3] [--steps 2] [--set train_config.mixed_precision=true] [--top 20]
 
 For each config a worker process runs the real trainer on one in-memory batch
 (train_throughput.time_training) with ONEDNN_VERBOSE=1, which makes oneDNN print one line per

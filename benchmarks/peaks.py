@@ -64,7 +64,7 @@ def describe(peaks):
 
 def precision(config, num_clones=1):
     """The precision the trainer runs `config` at here with the benchmarks' deployment
-    (common.deploy_config): on the CPU "bfloat16" (train_config.bfloat16 on a CPU with native
+    (common.deploy_config): on the CPU "bfloat16" (train_config.mixed_precision on a CPU with native
     bfloat16) or "float32"; with the clone on a GPU "float16 (GPU)" (the same field selects the
     GPU mixed-precision pass) or "float32 (GPU)", which have no peak here (the peaks are the
     CPU's)."""
@@ -72,7 +72,7 @@ def precision(config, num_clones=1):
 
     deploy = common.deploy_config(num_clones)
     if train_session.clones_on_gpus(deploy):
-        return ("float16" if config.train_config.bfloat16 else "float32") + " (GPU)"
+        return ("float16" if config.train_config.mixed_precision else "float32") + " (GPU)"
     return "bfloat16" if train_session.cpu_bfloat16(deploy, config.train_config) else "float32"
 
 

@@ -10,10 +10,10 @@ The trace's op times are summed by op type and by name scope (the first two scop
 gradient ops under the scope they differentiate, marked "backward"). "op time" is the sum over
 ops, which run on several threads at once, so it exceeds the step's wall time.
 
-Each config's step runs at the config's precision, named on its first line (the demo config
-trains in bfloat16 where the CPU has it natively); `--set train_config.bfloat16=true` or `=false`
-chooses it. TF_ENABLE_ONEDNN_OPTS=0 in the environment profiles TensorFlow's Eigen kernels
-instead of oneDNN's (aster/__init__.py).
+Each config's step runs at the config's precision, named on its first line (the demo config trains
+in bfloat16 where the CPU has it natively); `--set train_config.mixed_precision=true` or `=false`
+chooses it. TF_ENABLE_ONEDNN_OPTS=0 in the environment profiles TensorFlow's Eigen kernels instead
+of oneDNN's (aster/__init__.py).
 """
 
 import argparse

@@ -16,17 +16,17 @@ per image as the load-independent companion. Clones are logical CPU devices (the
 pools). Checkpoints and in-training evaluation are off; summaries follow the config.
 
 `--variants name:FIELD=VALUE;FIELD=VALUE ...` compares settings in the same process, alternating
-them --repeats times (medians of the repeats), e.g.
-`--variants fp32:train_config.bfloat16=false bf16:train_config.bfloat16=true` (a variant with no
+them --repeats times (medians of the repeats), e.g. `--variants
+fp32:train_config.mixed_precision=false bf16:train_config.mixed_precision=true` (a variant with no
 assignment, `fp32:`, runs the config as it is: bfloat16 for the demo config). One clone runs on
 GPU:0 where the machine has a GPU, so there the same variants compare float32 with float16 mixed
 precision (loss-scaled; see aster/utils/train_session.py): the prepared GPU check is
-`--configs aster_paper --clones 1 --input excluded --variants fp32: mixed:train_config.bfloat16=true
---repeats 3`.
+`--configs aster_paper --clones 1 --input excluded --variants fp32:
+mixed:train_config.mixed_precision=true --repeats 3`.
 
 Each row also gives the achieved training GFLOP/s (3x the model's forward FLOPs per image) and its
 fraction of this machine's matmul peak for the precision the run trained at (benchmarks/peaks.py:
-float32, or bfloat16 where the CPU has it natively and the run sets train_config.bfloat16).
+float32, or bfloat16 where the CPU has it natively and the run sets train_config.mixed_precision).
 """
 
 import argparse

@@ -61,7 +61,7 @@ def test_runs_alternate_old_and_new_per_precision(code_paths, monkeypatch):
     def fake_time_training(config, warmup, steps, words):
         assert words == code_paths.train_throughput.WORDS
         old = bidirectional_rnn.is_plain_lstm(object()) is False  # patched: always False
-        seen.append((config.train_config.bfloat16, old, warmup, steps))
+        seen.append((config.train_config.mixed_precision, old, warmup, steps))
         return {"images_per_sec": 10.0 if old else 12.0, "cpu_ms_per_image": 1.0}
 
     monkeypatch.setattr(code_paths.train_throughput, "time_training", fake_time_training)
@@ -81,25 +81,25 @@ def test_runs_alternate_old_and_new_per_precision(code_paths, monkeypatch):
 
 
 def test_fp32_runs_train_in_float32_even_when_the_config_says_bfloat16(code_paths, monkeypatch):
-    """The demo config sets train_config.bfloat16; "fp32" must turn it off, not inherit it (it did
+    """The demo config sets train_config.mixed_precision; "fp32" must turn it off, not inherit it (it did
     until 2026-12-04: the "float32" figures of demo-config comparisons were bfloat16)."""
     seen = []
 
     def fake_time_training(config, warmup, steps, words):
         del warmup, steps, words
-        seen.append(config.train_config.bfloat16)
+        seen.append(config.train_config.mixed_precision)
         return {"images_per_sec": 1.0, "cpu_ms_per_image": 1.0}
 
     monkeypatch.setattr(code_paths.train_throughput, "time_training", fake_time_training)
     from aster.protos import pipeline_pb2
 
     config = pipeline_pb2.TrainEvalPipelineConfig()
-    config.train_config.bfloat16 = True
+    config.train_config.mixed_precision = True
     code_paths.run(config, [], ["fp32", "bf16"], repeats=1, warmup=1, steps=1,
                    report=lambda line: None)
     assert seen == [False, False, True, True]
-    assert code_paths.precision_overrides("fp32") == ["train_config.bfloat16=false"]
-    assert code_paths.precision_overrides("bf16") == ["train_config.bfloat16=true"]
+    assert code_paths.precision_overrides("fp32") == ["train_config.mixed_precision=false"]
+    assert code_paths.precision_overrides("bf16") == ["train_config.mixed_precision=true"]
 
 
 def test_interleave_builds_the_old_graph_with_the_patch_and_alternates_steps(code_paths):

@@ -35,7 +35,7 @@ def test_bfloat16_peak_only_where_the_cpu_has_it(peaks, monkeypatch):
 
 
 def test_a_run_is_compared_with_the_peak_of_its_precision(peaks, monkeypatch):
-    config = text_format.Parse("train_config { bfloat16: true }",
+    config = text_format.Parse("train_config { mixed_precision: true }",
                                pipeline_pb2.TrainEvalPipelineConfig())
     monkeypatch.setattr(session_options, "cpu_supports_bfloat16", lambda flags=None: True)
     assert peaks.precision(config) == "bfloat16"
@@ -53,10 +53,10 @@ def test_a_run_is_compared_with_the_peak_of_its_precision(peaks, monkeypatch):
 
 def test_a_run_on_a_gpu_is_named_so_and_has_no_cpu_peak(peaks, monkeypatch):
     """One clone goes to GPU:0 where the machine has a GPU (the prepared GPU check): there
-    train_config.bfloat16 means float16 mixed precision, and the CPU's peaks do not apply."""
+    train_config.mixed_precision means float16 mixed precision, and the CPU's peaks do not apply."""
     from aster.utils import train_session
 
-    config = text_format.Parse("train_config { bfloat16: true }",
+    config = text_format.Parse("train_config { mixed_precision: true }",
                                pipeline_pb2.TrainEvalPipelineConfig())
     monkeypatch.setattr(session_options, "cpu_supports_bfloat16", lambda flags=None: True)
     monkeypatch.setattr(train_session, "_num_gpus", lambda: 1)

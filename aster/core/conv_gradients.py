@@ -17,8 +17,8 @@ strided, the products lose (the shifted copies cost more than the kernel), so th
 TensorFlow's Conv2DBackpropFilter.
 
 The input gradient is TensorFlow's own (Conv2DBackpropInput with the op's attributes). The math is
-the same sum in another order. The trainer turns this on with train_config.bfloat16 on CPUs that
-compute bfloat16 natively (in float32 oneDNN's filter-gradient kernel is as fast as the
+the same sum in another order. The trainer turns this on with train_config.mixed_precision on CPUs
+that compute bfloat16 natively (in float32 oneDNN's filter-gradient kernel is as fast as the
 products).
 """
 

@@ -24,11 +24,21 @@ it).
 import glob
 import os
 
-from aster.utils import config_field_rules, config_type_rules, recognition_evaluation
+from aster.core import charsets
+from aster.utils import (
+    config_field_rules,
+    config_type_rules,
+    recognition_evaluation,
+    retired_fields,
+)
 
 
 class ConfigError(ValueError):
     """A pipeline config problem, naming the field path and the bad value."""
+
+
+EVAL_TEXT_STEP = ("evaluation scores the transcript as written (eval_config.protocol filters "
+                  "it); delete the step")
 
 
 class _Problems(list):
@@ -68,6 +78,7 @@ def find_problems(config, check_files=False):
         for i, reader in enumerate(config.eval_input_reader):
             _check_files(reader, f"eval_input_reader[{i}]", problems)
     _check_eval(config, problems)
+    _check_agreement(config, problems)
     return [p[1:] if p.startswith(".") else p for p in problems]
 
 
@@ -102,7 +113,13 @@ def batch_size_problems(batch_sizes, num_readers, num_clones=1):
 
 def _walk(message, path, problems):
     """Applies the type rules and field rules to `message` and every set sub-message."""
-    # A field's own range first, then the rules that combine fields.
+    # A retired field (what an old config loads without: config_migrations), a field's own range,
+    # then the rules that combine fields.
+    for field, value in message.ListFields():
+        retired = retired_fields.lookup(message.DESCRIPTOR.name, field.name)
+        if retired is not None:
+            problems.append(f"{retired_fields.message(path, field.name, retired)} (got "
+                            f"{retired_fields.show(field, value)}); remove it")
     config_field_rules.check_fields(message, path, problems)
     rule = config_type_rules.TYPE_RULES.get(message.DESCRIPTOR.name)
     if rule is not None:
@@ -121,6 +138,65 @@ def _walk(message, path, problems):
 
 
 
+# --------------------------------------------------------------------------- facts stated twice
+
+
+def check_agreement(config):
+    """Raises ConfigError with the first disagreement between messages (what trainer.train
+    checks before it builds anything; find_problems reports the same)."""
+    problems = _Problems()
+    _check_agreement(config, problems)
+    if problems:
+        raise ConfigError(problems[0])
+
+
+def _check_agreement(config, problems):
+    """Fields of different messages that state one fact must agree (each problem names both)."""
+    which = config.model.WhichOneof("model_oneof")
+    if which is None:
+        return
+    model, model_path = getattr(config.model, which), f"model.{which}"
+    if not hasattr(model, "predictor"):
+        return
+    maps = config_type_rules.label_map_characters(model, model_path)
+    if maps and config.HasField("train_config"):
+        _check_train_filter(config.train_config, maps[0], problems)
+    steps = [(f"{model_path}.predictor[{i}].attention_predictor.max_num_steps",
+              p.attention_predictor.max_num_steps)
+             for i, p in enumerate(model.predictor)
+             if p.WhichOneof("predictor_oneof") == "attention_predictor"]
+    if steps:
+        field, fewest = min(steps, key=lambda s: s[1])
+        for i, reader in enumerate(config.train_input_reader):
+            limit = reader.max_label_length
+            problems.require(
+                0 < limit <= fewest - 1, f"train_input_reader[{i}].max_label_length",
+                f"is {limit}{' (no limit)' if limit == 0 else ''} but {field} is {fewest}: a "
+                f"decoder reads at most {fewest - 1} characters and its EOS, so set it to "
+                f"{fewest - 1} or less (longer labels are dropped and counted, or cut with "
+                "long_label_handling: TRUNCATE), or raise max_num_steps")
+
+
+def _check_train_filter(train_config, label_map, problems):
+    """The training string filter keeps exactly the characters the label maps read."""
+    map_field, map_chars = label_map
+    for i, step in enumerate(train_config.data_augmentation_options):
+        if step.WhichOneof("preprocessing_step") != "string_filtering":
+            continue
+        field = f"train_config.data_augmentation_options[{i}].string_filtering.include_charset"
+        if not step.string_filtering.HasField("include_charset"):
+            continue
+        try:
+            chars = set(charsets.from_config(step.string_filtering.include_charset, field))
+        except ValueError:
+            continue  # the step's own rule reports it
+        problems.require(chars == map_chars, field,
+                         f"keeps other characters than {map_field} reads "
+                         f"({config_type_rules.describe_difference(chars, map_chars)}): labels "
+                         "would train on characters the model cannot output, or lose ones it "
+                         "can; use the same character set")
+
+
 def _check_files(reader, path, problems):
     kind = reader.WhichOneof("input_reader")
     body = getattr(reader, kind) if kind else None
@@ -136,7 +212,6 @@ def _check_files(reader, path, problems):
 # --------------------------------------------------------------------------- evaluation
 
 _PROTOCOLS = recognition_evaluation.SETTINGS  # what the evaluator accepts
-_METRICS_SETS = ("recognition_metrics",)
 
 
 def check_eval(config):
@@ -157,11 +232,13 @@ def _check_eval(config, problems):
     if not config.HasField("eval_config"):
         return
     eval_config = config.eval_config
+    for i, step in enumerate(eval_config.data_preprocessing_steps):
+        problems.require(step.WhichOneof("preprocessing_step") != "string_filtering",
+                         f"eval_config.data_preprocessing_steps[{i}].string_filtering",
+                         EVAL_TEXT_STEP)
     problems.require(eval_config.protocol in _PROTOCOLS, "eval_config.protocol",
                      f"{eval_config.protocol} is not accepted; "
                      f"{recognition_evaluation.expected(_PROTOCOLS)}")
-    problems.require(eval_config.metrics_set in _METRICS_SETS, "eval_config.metrics_set",
-                     f"{eval_config.metrics_set!r} is not one of {list(_METRICS_SETS)}")
     names, readers = len(eval_config.dataset_name), len(config.eval_input_reader)
     problems.require(names <= readers, "eval_config.dataset_name",
                      f"has {names} entries but there are only {readers} eval_input_readers")

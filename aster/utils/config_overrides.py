@@ -8,7 +8,7 @@ import re
 
 from google.protobuf import descriptor, message_factory
 
-from aster.utils import config_text, retired_fields
+from aster.utils import config_migrations, config_text, retired_fields
 from aster.utils.config_checks import ConfigError
 
 FD = descriptor.FieldDescriptor
@@ -37,13 +37,16 @@ def merge_overrides(config, text_snippet=None, assignments=()):
     if text_snippet:
         override = type(config)()
         config_text.parse_text(text_snippet, override, "config override")
-        _merge_replacing_lists(merged, override)
+        config_migrations.migrate(override, "config override")
+        merge_messages(merged, override)
     for assignment in assignments:
         set_field(merged, assignment)
     return merged
 
 
-def _merge_replacing_lists(target, source):
+def merge_messages(target, source):
+    """Merges `source` into `target` in place: a scalar replaces, a message merges field by field,
+    a repeated field set in `source` replaces the whole list (the override and `base` rule)."""
     for field, value in source.ListFields():
         if field.is_repeated:
             target.ClearField(field.name)
@@ -54,7 +57,9 @@ def _merge_replacing_lists(target, source):
             else:
                 container.extend(value)
         elif field.type == FD.TYPE_MESSAGE:
-            _merge_replacing_lists(getattr(target, field.name), value)
+            child = getattr(target, field.name)
+            child.SetInParent()  # an empty message (`x {}`) is set too, as in the source
+            merge_messages(child, value)
         else:
             setattr(target, field.name, value)
 
@@ -90,7 +95,7 @@ def set_field(config, assignment):
 def _lookup_field(message, name, where):
     field = message.DESCRIPTOR.fields_by_name.get(name)
     retired = retired_fields.lookup(message.DESCRIPTOR.name, name)
-    if field is None and retired is not None:
+    if retired is not None:
         raise ConfigError(f"{retired_fields.message(where, name, retired)}; an override cannot "
                           "set it")
     if field is None:

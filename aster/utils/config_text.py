@@ -1,11 +1,10 @@
-"""Where a text-format config went wrong: parse errors that name the field, and retired fields.
+"""Where a text-format config went wrong: parse errors that name the field path.
 
     config_text.parse_text(text, message, source)   # ConfigError naming the field path
     config_text.path_at(text, line, column, root)   # "train_config.num_steps"
 
 Protobuf's ParseError gives only a line and a column; these name the field path and suggest the
-closest field or enum name. A field listed in aster/utils/retired_fields.py is dropped with a
-warning (or refused) instead of being an unknown field.
+closest field or enum name. (Retired fields parse: config_migrations handles them.)
 """
 
 import difflib
@@ -13,7 +12,6 @@ import re
 
 from google.protobuf import descriptor, text_format
 
-from aster.utils import retired_fields
 from aster.utils.config_checks import ConfigError
 
 FD = descriptor.FieldDescriptor
@@ -26,16 +24,12 @@ _LOCATION = re.compile(r"^(\d+):(\d+) : ")
 
 
 def parse_text(text, message, source):
-    while True:
-        try:
-            text_format.Merge(text, message)
-            return
-        except text_format.ParseError as e:
-            dropped = _drop_retired(text, str(e), message.DESCRIPTOR, source)
-            if dropped is None:
-                _raise_parse_error(text, str(e), message.DESCRIPTOR, source)
-            text = dropped
-            message.Clear()
+    """Merges text-format `text` into `message`; a parse error becomes a ConfigError that names
+    the field path, with a "did you mean" suggestion (protobuf gives a line and column only)."""
+    try:
+        text_format.Merge(text, message)
+    except text_format.ParseError as e:
+        _raise_parse_error(text, str(e), message.DESCRIPTOR, source)
 
 
 def _raise_parse_error(text, raw, root, source):
@@ -47,30 +41,6 @@ def _raise_parse_error(text, raw, root, source):
             location, _, rest = explained.partition(": ")
             explained = f"{location}: {path}: {rest}"
     raise ConfigError(f"{source}: {explained}") from None
-
-
-def _drop_retired(text, raw, root, source):
-    """The text without the retired field the parse error is about; None if it is not one.
-
-    Raises:
-      ConfigError: the retired field has a value that asks for something not built.
-    """
-    unknown, match = _UNKNOWN_FIELD.search(raw), _LOCATION.match(raw)
-    if not unknown or not match:
-        return None
-    type_name, name = unknown.groups()
-    retired = retired_fields.lookup(type_name, name)
-    if retired is None:
-        return None
-    line, column = int(match.group(1)), int(match.group(2))
-    path = path_at(text, line, column, root)
-    path = path[:-len(name)].rstrip(".") if path.endswith(name) else path
-    lines = text.split("\n")
-    offset = sum(len(row) + 1 for row in lines[:line - 1]) + column - 1
-    try:
-        return retired_fields.drop(text, offset, path, name, retired)
-    except ValueError as e:
-        raise ConfigError(f"{source}: line {line}: {e}") from None
 
 
 def explain_parse_error(raw, root):

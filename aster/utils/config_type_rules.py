@@ -52,6 +52,7 @@ def _model(model, path, problems):
     problems.require(not all(p.auxiliary for p in predictors), f"{path}.predictor",
                      "every predictor is auxiliary; at least one must be decoded")
     _encoder_height(model, path, problems)
+    _same_characters(model, path, problems)
     if model.keypoint_supervision:
         problems.require(model.HasField("spatial_transformer"), f"{path}.keypoint_supervision",
                          "needs a spatial_transformer whose control points it supervises")
@@ -59,6 +60,47 @@ def _model(model, path, problems):
         kind = model.regression_loss.WhichOneof("loss_oneof")
         problems.require(kind in (None, "l2_regression_loss"), f"{path}.regression_loss",
                          f"must be l2_regression_loss, got {kind!r}")
+
+
+def label_map_characters(model, path):
+    """[(field path, set of characters)] of the predictors' label maps, in predictor order.
+
+    A character set that cannot be read is left out (its own rule reports it).
+    """
+    found = []
+    for i, predictor in enumerate(model.predictor):
+        kind = predictor.WhichOneof("predictor_oneof")
+        if kind is None or not getattr(predictor, kind).HasField("label_map"):
+            continue
+        field = f"{path}.predictor[{i}].{kind}.label_map.character_set"
+        try:
+            chars = charsets.from_config(getattr(predictor, kind).label_map.character_set, field)
+        except ValueError:
+            continue
+        found.append((field, set(chars)))
+    return found
+
+
+def describe_difference(a, b):
+    """What one character set has that the other lacks, in a few characters."""
+    only_a, only_b = "".join(sorted(a - b)), "".join(sorted(b - a))
+    parts = [f"{len(a)} characters against {len(b)}"]
+    if only_a:
+        parts.append(f"only in the first: {only_a[:12]!r}{'...' if len(only_a) > 12 else ''}")
+    if only_b:
+        parts.append(f"only in the second: {only_b[:12]!r}{'...' if len(only_b) > 12 else ''}")
+    return "; ".join(parts)
+
+
+def _same_characters(model, path, problems):
+    """Every predictor reads the same characters (one fact: what the model reads)."""
+    maps = label_map_characters(model, path)
+    for field, chars in maps[1:]:
+        first_field, first = maps[0]
+        problems.require(chars == first, field,
+                         f"names other characters than {first_field} "
+                         f"({describe_difference(chars, first)}); every predictor of a model "
+                         "reads the same characters")
 
 
 def _encoder_height(model, path, problems):

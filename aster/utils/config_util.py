@@ -25,8 +25,8 @@ import tempfile
 from google.protobuf import descriptor, text_format
 
 from aster.protos import pipeline_pb2
-from aster.utils import config_checks, config_text
-from aster.utils.config_overrides import merge_overrides, set_field
+from aster.utils import config_checks, config_migrations, config_text
+from aster.utils.config_overrides import merge_messages, merge_overrides, set_field
 
 __all__ = ["ConfigError", "PIPELINE_FILENAME", "config_to_text", "diff", "flatten",
            "load_pipeline_config", "merge_overrides", "parse_pipeline_config",
@@ -44,17 +44,44 @@ ConfigError = config_checks.ConfigError
 
 
 def load_pipeline_config(path):
-    """Reads a text-format TrainEvalPipelineConfig file.
+    """Reads a text-format TrainEvalPipelineConfig file, merged onto its `base` configs.
 
     Args:
       path: the config file.
 
     Returns:
-      pipeline_pb2.TrainEvalPipelineConfig.
+      pipeline_pb2.TrainEvalPipelineConfig, with no `base` left (see pipeline.proto).
 
     Raises:
-      ConfigError: the file is missing or unreadable, or does not parse.
+      ConfigError: the file or one of its bases is missing, unreadable or does not parse, or
+        the bases form a cycle.
     """
+    return _load(path, ())
+
+
+def parse_pipeline_config(text, source="<config>", base_dir=None):
+    """Parses text-format pipeline config text; see load_pipeline_config.
+
+    Args:
+      text: the config text.
+      source: where it came from, for error messages.
+      base_dir: the folder its `base` paths are relative to (default: the current directory).
+    """
+    return _with_bases(_parse(text, source), source, base_dir or os.getcwd(), ())
+
+
+def _parse(text, source):
+    config = pipeline_pb2.TrainEvalPipelineConfig()
+    config_text.parse_text(text, config, source)
+    config_migrations.migrate(config, source)
+    return config
+
+
+def _load(path, chain):
+    real = os.path.realpath(path)
+    if real in chain:
+        cycle = " -> ".join([*chain[chain.index(real):], real])
+        raise ConfigError(f"pipeline config {path!r}: its bases form a cycle: {cycle}")
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -62,14 +89,22 @@ def load_pipeline_config(path):
         raise ConfigError(f"pipeline config {path!r} cannot be read: {e.strerror}") from e
     except UnicodeDecodeError as e:
         raise ConfigError(f"pipeline config {path!r} is not valid UTF-8: {e}") from e
-    return parse_pipeline_config(text, source=path)
+    return _with_bases(_parse(text, path), path, os.path.dirname(real), (*chain, real))
 
 
-def parse_pipeline_config(text, source="<config>"):
-    """Parses text-format pipeline config text; see load_pipeline_config."""
-    config = pipeline_pb2.TrainEvalPipelineConfig()
-    config_text.parse_text(text, config, source)
-    return config
+def _with_bases(config, source, base_dir, chain):
+    """`config` merged onto its bases (each loaded with its own), without `base`."""
+    if not config.base:
+        return config
+    merged = pipeline_pb2.TrainEvalPipelineConfig()
+    for base in config.base:
+        base_path = os.path.join(base_dir, base)
+        if not os.path.isfile(base_path):
+            raise ConfigError(f"{source}: base {base!r} is not a file (looked for {base_path})")
+        merge_messages(merged, _load(base_path, chain))
+    config.ClearField("base")
+    merge_messages(merged, config)
+    return merged
 
 
 def config_to_text(config):

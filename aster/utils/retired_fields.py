@@ -1,52 +1,76 @@
-"""Config fields that were removed, what replaced them, and how a config that still names one loads.
+"""Config fields that were retired, what replaced them, and how a config that still sets one loads.
 
-These fields were in the original ASTER protos (and in ours) but nothing read them, or they chose
-something that is not built (multi-branch convnets). They are gone from the protos, which reserve
-their numbers. A text config that still has one loads like this:
+These fields were in the original ASTER protos (and in ours) but nothing reads them, they chose
+something that is not built (multi-branch convnets), or they were renamed. They stay in the protos
+marked `[deprecated = true]`, so an old config parses; config_migrations.migrate() then looks at
+each one that is set:
 - a value the framework behaves as anyway (`net_type: SINGLE_BRANCH`, `multi_attention: false`,
-  any value where the field chose nothing) is dropped with one warning naming the field and what
-  replaced it;
-- any other value (`net_type: TWO_BRANCHES`, a non-empty `label_map_path`) is a ConfigError naming
-  the field, since the config asks for something that does not exist.
-A `--set` override of a retired field is always a ConfigError (config_util).
+  any value of a field that chose nothing) is cleared with one warning naming the field and what
+  replaced it; a renamed field (`bfloat16`) moves its value to the new name, also with a warning;
+- any other value (`net_type: TWO_BRANCHES`, a non-empty `label_map_path`) is a ConfigError
+  naming the field, since the config asks for something that does not exist.
+A `--set` override of a retired field is always a ConfigError (config_overrides), and
+config_checks (so every builder) reports one set in a config that was built in code.
 """
 
-import collections
-import logging
+import dataclasses
 
-_LOG = logging.getLogger("aster.config")
-
-# replacement: what to use instead; harmless: value texts that may be dropped (None: any value).
-Retired = collections.namedtuple("Retired", "replacement harmless")
-
-_FALSE = ("false", "f", "0", "False")
-_EMPTY = ('""', "''")
 _NO_MASKS = "text recognition has no instance masks"
-_SINGLE = Retired("only single-branch convnets are built", ("SINGLE_BRANCH", "0"))
+_SINGLE = "only single-branch convnets are built"
+
+
+@dataclasses.dataclass(frozen=True)
+class Retired:
+    """What replaced a field; `harmless(value)` says whether a value may be dropped (None: any
+    value may); `renamed_to` names the field that takes its value instead."""
+
+    replacement: str
+    harmless: object = None
+    renamed_to: str = ""
+
+
+def _is_false(value):
+    return value is False
+
+
+def _is_empty(value):
+    return value == ""
+
+
+def _is_single_branch(value):
+    return value == 0  # NetType.SINGLE_BRANCH
+
 
 RETIRED = {
     ("TrainConfig", "from_detection_checkpoint"): Retired(
         "fine_tune_checkpoint restores every model variable the checkpoint has "
-        "(fine_tune_variable_map renames scopes)", None),
+        "(fine_tune_variable_map renames scopes)"),
     ("TrainConfig", "startup_delay_steps"): Retired(
         "workers start when the chief's session is ready (they poll it every "
-        "worker_recovery_wait_secs)", None),
+        "worker_recovery_wait_secs)"),
+    ("TrainConfig", "bfloat16"): Retired(
+        "write mixed_precision: true instead (bfloat16 on CPUs that compute it natively, float16 "
+        "with loss scaling on GPUs, as bfloat16 did)", renamed_to="mixed_precision"),
     ("EvalConfig", "visualization_export_dir"): Retired(
-        "example sheets are written to <eval_dir>/<dataset>/", None),
-    ("EvalConfig", "export_path"): Retired("aster-export --output_dir writes the SavedModel", None),
-    ("EvalConfig", "eval_instance_masks"): Retired(_NO_MASKS, _FALSE),
+        "example sheets are written to <eval_dir>/<dataset>/"),
+    ("EvalConfig", "export_path"): Retired("aster-export --output_dir writes the SavedModel"),
+    ("EvalConfig", "eval_instance_masks"): Retired(_NO_MASKS, _is_false),
+    ("EvalConfig", "metrics_set"): Retired(
+        "the recognition metrics (word accuracy per protocol, 1 - NED, lexicon accuracy) are the "
+        "only ones", lambda value: value == "recognition_metrics"),
     ("InputReader", "label_map_path"): Retired(
-        "the characters are the model's label_map.character_set", _EMPTY),
-    ("InputReader", "min_after_dequeue"): Retired("the shuffle buffer is queue_capacity", None),
-    ("InputReader", "load_instance_masks"): Retired(_NO_MASKS, _FALSE),
+        "the characters are the model's label_map.character_set", _is_empty),
+    ("InputReader", "min_after_dequeue"): Retired("the shuffle buffer is queue_capacity"),
+    ("InputReader", "load_instance_masks"): Retired(_NO_MASKS, _is_false),
+    ("InputReader", "external_input_reader"): Retired(
+        "the readers are tf_record_input_reader and lmdb_input_reader", lambda value: False),
     ("LanguageModelRnnCell", "restore_path"): Retired(
         "fine_tune_checkpoint with fine_tune_variable_map restores the language-model cells",
-        _EMPTY),
-    ("CrnnNet", "net_type"): _SINGLE,
-    ("ResNet", "net_type"): _SINGLE,
+        _is_empty),
+    ("CrnnNet", "net_type"): Retired(_SINGLE, _is_single_branch),
+    ("ResNet", "net_type"): Retired(_SINGLE, _is_single_branch),
     ("AttentionPredictor", "multi_attention"): Retired(
-        "the encoder has one feature branch, so the decoder has one attention",
-        _FALSE),
+        "the encoder has one feature branch, so the decoder has one attention", _is_false),
 }
 
 
@@ -58,83 +82,34 @@ def lookup(type_name, field_name):
 def message(path, field_name, retired):
     """The sentence naming a retired field and what replaced it."""
     where = f"{path}.{field_name}" if path else field_name
-    return f"{where} was removed: {retired.replacement}"
+    verb = "was renamed" if retired.renamed_to else "was removed"
+    return f"{where} {verb}: {retired.replacement}"
 
 
-def drop(text, offset, path, field_name, retired):
-    """Removes the retired field whose name starts at `offset` of `text`, or raises.
-
-    Args:
-      text: the config text.
-      offset: index of the field name in `text`.
-      path: the enclosing message's field path (for the messages).
-      field_name, retired: the field and its RETIRED entry.
-
-    Returns:
-      The text without the field (its name, `:` and value or `{...}` block).
-
-    Raises:
-      ValueError: the value is not one that may be dropped (the caller makes it a ConfigError).
-    """
-    end, value = _field_end(text, offset + len(field_name))
-    if retired.harmless is not None and value not in retired.harmless:
-        raise ValueError(f"{message(path, field_name, retired)} (got {value})")
-    _LOG.warning("config: %s; its value %s is ignored (delete the line)",
-                 message(path, field_name, retired), value)
-    return text[:offset] + text[end:]
+def show(field, value):
+    """A field's value as a config would write it (enum names, quoted strings)."""
+    if field.enum_type is not None:
+        return field.enum_type.values_by_number[value].name
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if hasattr(value, "ListFields"):
+        return "{...}"
+    return str(value)
 
 
-def _field_end(text, i):
-    """(end index, value text) of the value that follows a field name at text[i:]."""
-    i = _skip_space(text, i)
-    if i < len(text) and text[i] == ":":
-        i = _skip_space(text, i + 1)
-    if i < len(text) and text[i] in "{<[":
-        end = _block_end(text, i)
-        return end, text[i:end]
-    j = i
-    while j < len(text) and (text[j].isalnum() or text[j] in "._+-"):
-        j += 1
-    if j == i and i < len(text) and text[i] in "\"'":
-        j = _string_end(text, i)
-    return j, text[i:j]
-
-
-def _skip_space(text, i):
-    while i < len(text):
-        if text[i].isspace():
-            i += 1
-        elif text[i] == "#":
-            while i < len(text) and text[i] != "\n":
-                i += 1
-        else:
-            break
-    return i
-
-
-def _string_end(text, i):
-    quote, j = text[i], i + 1
-    while j < len(text) and text[j] != quote:
-        j += 2 if text[j] == "\\" else 1
-    return min(j + 1, len(text))
-
-
-def _block_end(text, i):
-    closing = {"{": "}", "<": ">", "[": "]"}
-    stack, j = [], i
-    while j < len(text):
-        c = text[j]
-        if c in "\"'":
-            j = _string_end(text, j)
+def set_retired_fields(message_, path=""):
+    """Yields (enclosing message, its path, field, value, Retired) for every retired field set in
+    `message_` and the messages under it."""
+    for field, value in message_.ListFields():
+        retired = lookup(message_.DESCRIPTOR.name, field.name)
+        if retired is not None:
+            yield message_, path, field, value, retired
             continue
-        if c == "#":
-            j = _skip_space(text, j)
+        if field.message_type is None:
             continue
-        if c in closing:
-            stack.append(closing[c])
-        elif stack and c == stack[-1]:
-            stack.pop()
-            if not stack:
-                return j + 1
-        j += 1
-    return len(text)
+        f_path = f"{path}.{field.name}" if path else field.name
+        items = enumerate(value) if field.is_repeated else [(None, value)]
+        for i, item in items:
+            yield from set_retired_fields(item, f_path if i is None else f"{f_path}[{i}]")

@@ -121,6 +121,8 @@ def _build(config, part, records):
     with tf.Graph().as_default():
         try:
             global_step = tf.train.get_or_create_global_step()
+            if part in ("model", "train_input"):
+                config_checks.check_agreement(config)  # as trainer.train does
             if part == "model":
                 _build_model(config.model)
             elif part == "optimizer":
