@@ -85,3 +85,9 @@ def test_a_config_error_is_one_line_and_exit_2_in_every_command(command, tmp_pat
     assert result.returncode == 2, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
     assert len(lines) == 1 and "max_num_steps: must be >= 2, got 1" in lines[0]
+
+
+def test_show_prints_the_config_merged_onto_its_base(capsys):
+    assert config_cli.main(["show", os.path.join(ROOT, "configs", "demo_cpu.config")]) == 0
+    text = capsys.readouterr().out
+    assert "multi_predictors_recognition_model {" in text and "\nbase:" not in text

@@ -6,6 +6,11 @@
     validate(config)
     save_pipeline_config(config, train_dir)   # writes train_dir/pipeline.config
 
+A config may name base configs (`base: "base/cpu_model_36.config"`, relative to the file): they
+are loaded and merged first (the override rule below), then the file's own fields; the result has
+no `base` left. Each file is migrated while it loads (aster/utils/config_migrations.py: retired
+fields, an evaluation text step).
+
 Every problem raises ConfigError (a ValueError) whose message names the field path and the bad
 value, with a "did you mean" suggestion for misspelled field and enum names; never a raw protobuf
 traceback.
