@@ -258,18 +258,24 @@ def _notes(show_identity, show_displacement):
     return lines
 
 
-def _other_protocols(datasets, protocol):
-    others = [p for p in recognition_evaluation.PROTOCOLS if p != protocol]
-    if not datasets or not others:
+def _protocol_table(datasets, protocol):
+    """Word accuracy (1 - NED) of every dataset under every protocol scored, side by side: each
+    against the record's transcript as written (36 ignores case and punctuation, 94 keeps both)."""
+    scored = [p for p in recognition_evaluation.PROTOCOLS
+              if any(str(p) in d.get("protocols", {}) for d in datasets)]
+    if not datasets or not scored:
         return []
-    return ["Other protocols (accuracy / 1 - NED): " + "; ".join(
-        f"{d['name']}: " + ", ".join(
-            f"{p}: {_fmt_ratio(d['protocols'][str(p)]['accuracy'])} / "
-            f"{_fmt_ratio(d['protocols'][str(p)]['one_minus_ned'])}"
-            for p in others if str(p) in d.get("protocols", {})
-        )
-        for d in datasets
-    ), ""]
+    names = [f"protocol {p}{' (headline)' if p == protocol else ''}" for p in scored]
+    lines = ["Accuracy (1 - NED) by protocol, each against the transcript as written:", "",
+             "| dataset | " + " | ".join(names) + " |", "|---|" + "---:|" * len(scored)]
+    for d in datasets:
+        cells = []
+        for p in scored:
+            entry = d.get("protocols", {}).get(str(p))
+            cells.append("-" if entry is None else f"{_fmt_ratio(entry['accuracy'])} "
+                         f"({_fmt_ratio(entry['one_minus_ned'])})")
+        lines.append(f"| {d['name']} | " + " | ".join(cells) + " |")
+    return lines + [""]
 
 
 def format_markdown(results):
@@ -284,7 +290,7 @@ def format_markdown(results):
     show_displacement = any(d.get("rectifier") is not None for d in datasets)
     lines = (_header(results) + _table(datasets, show_identity, show_displacement)
              + _notes(show_identity, show_displacement)
-             + _other_protocols(datasets, results.get("protocol")))
+             + _protocol_table(datasets, results.get("protocol")))
     return "\n".join(lines)
 
 
