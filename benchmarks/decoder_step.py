@@ -44,7 +44,7 @@ def _build(batch, frames, depth, units, cell_units, classes, steps, mode):
         features = tf.constant(rng.standard_normal((batch, frames, depth), np.float32))
         decoder = attention_decoder.AttentionDecoder(tf.nn.rnn_cell.LSTMCell(cell_units), classes,
                                                      units)
-        memory = decoder.build_memory([features])
+        memory = decoder.build_memory(features)
         if mode == "train":
             inputs = tf.constant(rng.integers(2, classes, (batch, steps)), tf.int32)
             logits = decoder.teacher_forced_logits(memory, inputs)

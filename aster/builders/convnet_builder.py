@@ -1,7 +1,7 @@
 """Builds a convnet (CrnnNet, ResNet or StnConvnet) from a Convnet message.
 
-Every convnet object has `extract_features(inputs, scope=None) -> list of [B, h, w, C] maps`
-(one per branch; only single-branch nets are built).
+Every convnet object has `extract_features(inputs, scope=None) -> [B, h, w, C]`, one feature
+map.
 """
 
 from aster.builders import hyperparams_builder

@@ -9,8 +9,7 @@ from aster.utils import config_checks
 def build(config, is_training, field_path="feature_extractor"):
     """Returns a feature_extractor.FeatureExtractor.
 
-    Its `extract(images [B, H, W, C], scope=None)` returns a list of [B, T, D] float32 sequences,
-    one per convnet branch.
+    Its `extract(images [B, H, W, C], scope=None)` returns one [B, T, D] float32 sequence.
 
     Args:
       config: feature_extractor_pb2.FeatureExtractor.

@@ -1,4 +1,4 @@
-"""CRNN's VGG-style convnet (Shi, Bai and Yao, TPAMI 2017), single branch.
+"""CRNN's VGG-style convnet (Shi, Bai and Yao, TPAMI 2017).
 
 For a [B, 32, W, C] input (channels halved when tiny)::
 
@@ -28,7 +28,7 @@ _LAYERS = (
 
 
 class CrnnNet:
-    """CRNN's convnet; tensors in, feature maps out."""
+    """CRNN's convnet; an image batch in, one feature map out."""
 
     def __init__(self, conv_hyperparams, tiny=False, summarize_activations=False):
         """Args:
@@ -48,7 +48,7 @@ class CrnnNet:
           scope: variable scope name, default "CrnnNet".
 
         Returns:
-          A list with one [B, 1, ceil(W/4), 512 (256 when tiny)] float32 feature map.
+          [B, 1, ceil(W/4), 512 (256 when tiny)] float32, the feature map.
         """
         with tf.variable_scope(scope, "CrnnNet", [inputs]):
             with slim.arg_scope(self._conv_hyperparams):
@@ -62,4 +62,4 @@ class CrnnNet:
                 net = slim.conv2d(net, 512 // self._divisor, [2, 1], padding="VALID", scope="conv7")
             if self._summarize_activations:
                 tf.summary.histogram("CrnnNet", net)
-        return [net]
+        return net

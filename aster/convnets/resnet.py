@@ -29,7 +29,7 @@ BLOCK_STRIDES = ((2, 2), (2, 2), (2, 1), (2, 1), (2, 1))
 
 
 class ResNet:
-    """Single-branch ASTER ResNet; tensors in, feature maps out."""
+    """ASTER's ResNet; an image batch in, one feature map out."""
 
     def __init__(
         self,
@@ -63,7 +63,7 @@ class ResNet:
           scope: variable scope name, default "ResNet".
 
         Returns:
-          A list with one [B, H/32, ceil(W/4), block_depths[4]] float32 feature map.
+          [B, H/32, ceil(W/4), block_depths[4]] float32, the feature map.
         """
         with tf.variable_scope(scope, "ResNet", [inputs]):
             with slim.arg_scope(self._conv_hyperparams):
@@ -73,7 +73,7 @@ class ResNet:
                     net = _residual_block(net, depth, units, stride, f"Block{i + 1}")
                     if self._summarize_activations:
                         tf.summary.histogram(f"Block{i + 1}", net)
-        return [net]
+        return net
 
 
 def _residual_block(inputs, depth, num_units, first_stride, scope):

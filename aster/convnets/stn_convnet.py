@@ -20,7 +20,7 @@ TINY_DEPTHS = (16, 32, 64, 64)
 
 
 class StnConvnet:
-    """Plain conv/pool stack; tensors in, feature maps out."""
+    """Plain conv/pool stack; an image batch in, one feature map out."""
 
     def __init__(self, conv_hyperparams, tiny=False, summarize_activations=False):
         """Args:
@@ -40,7 +40,7 @@ class StnConvnet:
           scope: variable scope name, default "StnConvnet".
 
         Returns:
-          A list with one [B, h / 2^n, w / 2^n, depth] float32 map (n = 5 full, 3 tiny; SAME
+          [B, h / 2^n, w / 2^n, depth] float32, the feature map (n = 5 full, 3 tiny; SAME
           padding rounds up).
         """
         with tf.variable_scope(scope, "StnConvnet", [inputs]):
@@ -55,4 +55,4 @@ class StnConvnet:
                         )
             if self._summarize_activations:
                 tf.summary.histogram("StnConvnet", net)
-        return [net]
+        return net

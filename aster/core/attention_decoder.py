@@ -7,10 +7,8 @@ One decoding step, for a batch of N hypotheses (N = B, or B * beam_width in beam
     logits_t = FC([h_t, lm outputs]) -> [N, num_classes]
 
 attend(q) is additive (Bahdanau) attention: e_i = v . tanh(W_m m_i + W_q q), alpha = softmax(e),
-glimpse = sum_i alpha_i m_i over the encoder sequence m [N, T, D]. With several memories (a
-multi-branch encoder and multi_attention) each has its own attention and the glimpses are
-concatenated. Optional language-model cells run on top of the attention cell; the classifier then
-sees all their outputs concatenated.
+glimpse = sum_i alpha_i m_i over the encoder sequence m [N, T, D]. Optional language-model cells
+run on top of the attention cell; the classifier then sees all their outputs concatenated.
 
 Training feeds the ground truth (teacher forcing); inference decodes greedily or by beam search
 (aster.core.beam_search), stopping when every sequence has emitted EOS or after max_num_steps.
@@ -31,17 +29,21 @@ from aster.core.decoder_cells import (
 )
 from aster.tf_setup import tf
 
+# The attention's variable scope: the name of the first memory when a decoder could attend to
+# several, kept so that every checkpoint restores.
+ATTENTION_SCOPE = "attention_0"
+
 Memory = collections.namedtuple("Memory", ["values", "keys", "lstm", "cell_rows"],
                                 defaults=(None,))
-"""Encoder memory: values tuple of [N, T_i, D_i] float32; keys their projections [N, T_i, U];
+"""Encoder memory: values [N, T, D] float32, the encoder sequence; keys its projection [N, T, U];
 lstm: LstmWeights while decoding with a plain LSTM attention cell, else None; cell_rows: while
 teacher forcing a plain LSTM attention cell (split_lstm_step), its kernel read once and split into
-the label rows [C, 4H] and the glimpse-and-output rows [sum D_i + H, 4H], and its bias [4H];
-else None."""
+the label rows [C, 4H] and the glimpse-and-output rows [D + H, 4H], and its bias [4H]; else
+None."""
 
 DecoderState = collections.namedtuple("DecoderState", ["cell", "lm", "query"])
 """cell: the attention cell's state; lm: tuple of LM cell states; query: [N, H] previous cell
-output (sync) or [N, sum D_i] previous glimpse (non-sync)."""
+output (sync) or [N, D] previous glimpse (non-sync)."""
 
 DecodeOutput = collections.namedtuple("DecodeOutput", ["labels", "log_probs", "lengths"])
 """labels: [B, T] int32 (EOS after the end); log_probs: [B] float32 total log-probability of the
@@ -97,25 +99,26 @@ class AttentionDecoder:
 
     # ------------------------------------------------------------------ building blocks
 
-    def build_memory(self, feature_sequences):
-        """Projects the encoder outputs once (the attention keys).
+    def build_memory(self, feature_sequence):
+        """Projects the encoder output once (the attention keys).
 
         Args:
-          feature_sequences: list of [B, T_i, D_i] float32 (one per attended memory).
+          feature_sequence: [B, T, D] float32 with a static D.
 
         Returns:
           Memory.
+
+        Raises:
+          ValueError: D is not static.
         """
-        values, keys = [], []
+        depth = feature_sequence.shape[-1]
+        if depth is None:
+            raise ValueError(f"the feature sequence needs a static depth, got "
+                             f"{feature_sequence.shape}")
         with self._var_scope():
-            for i, seq in enumerate(feature_sequences):
-                depth = seq.shape[-1]
-                if depth is None:
-                    raise ValueError(f"feature sequence {i} needs a static depth, got {seq.shape}")
-                w = tf.get_variable(f"attention_{i}/memory_kernel", [depth, self._num_units])
-                values.append(seq)
-                keys.append(tf.tensordot(seq, w, axes=[[2], [0]]))
-        return Memory(tuple(values), tuple(keys), None)
+            w = tf.get_variable(f"{ATTENTION_SCOPE}/memory_kernel", [depth, self._num_units])
+            keys = tf.tensordot(feature_sequence, w, axes=[[2], [0]])
+        return Memory(feature_sequence, keys, None)
 
     def _decoding_memory(self, memory):
         """`memory` with LstmWeights for a plain LSTM attention cell (built once per decode,
@@ -126,14 +129,16 @@ class AttentionDecoder:
             return memory._replace(lstm=self._lstm_weights(memory.values))
 
     def _lstm_weights(self, values):
-        """LstmWeights of the attention cell for memory `values` (builds the cell if needed)."""
-        depths = [int(v.shape[-1]) for v in values]
-        build_cell(self._cell, self._num_classes + sum(depths), values[0].dtype)
+        """LstmWeights of the attention cell for memory `values` [N, T, D] (builds the cell if
+        needed)."""
+        depth = int(values.shape[-1])
+        build_cell(self._cell, self._num_classes + depth, values.dtype)
         kernel = tf.convert_to_tensor(self._cell._kernel)
-        rows = tf.split(kernel, [self._num_classes, *depths, self._cell.output_size], axis=0)
-        value_gates = tuple(tf.tensordot(v, w, axes=[[2], [0]])
-                            for v, w in zip(values, rows[1:-1], strict=True))
-        return LstmWeights(rows[0], rows[-1], tf.convert_to_tensor(self._cell._bias), value_gates)
+        label_rows, value_rows, hidden_rows = tf.split(
+            kernel, [self._num_classes, depth, self._cell.output_size], axis=0)
+        value_gates = tf.tensordot(values, value_rows, axes=[[2], [0]])
+        return LstmWeights(label_rows, hidden_rows, tf.convert_to_tensor(self._cell._bias),
+                           value_gates)
 
     def _attend(self, query, memory, beam_width=1):
         """Glimpse for each query, or for a plain LSTM cell its share of the cell's gates.
@@ -145,44 +150,39 @@ class AttentionDecoder:
           beam_width: int, hypotheses per sample.
 
         Returns:
-          [B * beam_width, sum D_i] float32, the glimpse; with memory.lstm set
-          [B * beam_width, 4H], the glimpse times the cell kernel's glimpse rows.
+          [B * beam_width, D] float32, the glimpse; with memory.lstm set [B * beam_width, 4H],
+          the glimpse times the cell kernel's glimpse rows.
         """
-        sources = memory.values if memory.lstm is None else memory.lstm.value_gates
-        glimpses = []
-        for i, (source, key) in enumerate(zip(sources, memory.keys, strict=True)):
-            w_q = tf.get_variable(f"attention_{i}/query_kernel", [query.shape[-1], self._num_units])
-            v = tf.get_variable(f"attention_{i}/attention_v", [self._num_units])
-            processed = tf.reshape(tf.matmul(query, w_q), [-1, beam_width, 1, self._num_units])
-            # [B, K, T, U]; v . tanh(...) and sum_t alpha_t m_t as matrix products (one pass over
-            # the large tensors instead of an element-wise product and a reduction).
-            hidden = tf.tanh(tf.expand_dims(key, 1) + processed)
-            energy = tf.squeeze(tf.tensordot(hidden, tf.expand_dims(v, 1), axes=[[3], [0]]), 3)
-            alignments = softmax(energy)  # [B, K, T]
-            glimpse = tf.matmul(alignments, source)  # [B, K, D] (or 4H)
-            glimpses.append(tf.reshape(glimpse, [-1, source.shape[-1]]))
-        if len(glimpses) == 1:
-            return glimpses[0]
-        return tf.concat(glimpses, axis=1) if memory.lstm is None else tf.add_n(glimpses)
+        source = memory.values if memory.lstm is None else memory.lstm.value_gates
+        w_q = tf.get_variable(f"{ATTENTION_SCOPE}/query_kernel",
+                              [query.shape[-1], self._num_units])
+        v = tf.get_variable(f"{ATTENTION_SCOPE}/attention_v", [self._num_units])
+        processed = tf.reshape(tf.matmul(query, w_q), [-1, beam_width, 1, self._num_units])
+        # [B, K, T, U]; v . tanh(...) and sum_t alpha_t m_t as matrix products (one pass over the
+        # large tensors instead of an element-wise product and a reduction).
+        hidden = tf.tanh(tf.expand_dims(memory.keys, 1) + processed)
+        energy = tf.squeeze(tf.tensordot(hidden, tf.expand_dims(v, 1), axes=[[3], [0]]), 3)
+        alignments = softmax(energy)  # [B, K, T]
+        glimpse = tf.matmul(alignments, source)  # [B, K, D] (or 4H)
+        return tf.reshape(glimpse, [-1, source.shape[-1]])
 
     def initial_state(self, memory):
         """Zero state for the batch of `memory`.
 
         Args:
-          memory: Memory with values [N, T_i, D_i].
+          memory: Memory with values [N, T, D].
 
         Returns:
           DecoderState.
         """
-        n = tf.shape(memory.values[0])[0]
-        dtype = memory.values[0].dtype
+        n = tf.shape(memory.values)[0]
+        dtype = memory.values.dtype
         cell_state = self._cell.zero_state(n, dtype)
         lm_states = tuple(c.zero_state(n, dtype) for c in self._lm_cells)
         if self._sync:
             query = tf.zeros([n, self._cell.output_size], dtype)
         elif memory.lstm is None:
-            depth = sum(int(v.shape[-1]) for v in memory.values)
-            query = tf.zeros([n, depth], dtype)
+            query = tf.zeros([n, int(memory.values.shape[-1])], dtype)
         else:  # the previous glimpse's share of the gates (see _attend)
             query = tf.zeros([n, 4 * self._cell.output_size], dtype)
         return DecoderState(cell_state, lm_states, query)
@@ -208,7 +208,7 @@ class AttentionDecoder:
                 output, cell_state = self._split_lstm_step(prev_labels, glimpse, state.cell,
                                                            memory.cell_rows)
             elif memory.lstm is None:
-                one_hot = tf.one_hot(prev_labels, self._num_classes, dtype=memory.values[0].dtype)
+                one_hot = tf.one_hot(prev_labels, self._num_classes, dtype=memory.values.dtype)
                 output, cell_state = call_cell(self._cell, tf.concat([one_hot, glimpse], axis=1),
                                                 state.cell)
             else:  # one_hot(label) . W = W[label]
@@ -233,9 +233,9 @@ class AttentionDecoder:
         unroll, so that the steps share one read of the kernel and its gradient is one sum."""
         if memory.lstm is not None or not split_lstm_step(self._cell):
             return memory
-        depth = sum(int(v.shape[-1]) for v in memory.values)
+        depth = int(memory.values.shape[-1])
         with self._var_scope():
-            build_cell(self._cell, self._num_classes + depth, memory.values[0].dtype)
+            build_cell(self._cell, self._num_classes + depth, memory.values.dtype)
             rows = tf.split(tf.convert_to_tensor(self._cell._kernel), [self._num_classes, -1],
                             axis=0)
             bias = tf.convert_to_tensor(self._cell._bias)
@@ -298,7 +298,7 @@ class AttentionDecoder:
         Returns:
           DecodeOutput with labels [B, T<=max_num_steps].
         """
-        batch_size = tf.shape(memory.values[0])[0]
+        batch_size = tf.shape(memory.values)[0]
         memory = self._decoding_memory(memory)
 
         def cond(t, prev, state, finished, log_probs, lengths, history):
@@ -341,7 +341,7 @@ class AttentionDecoder:
         Returns:
           DecodeOutput of the top beam per sample, its true total log-probability as log_probs.
         """
-        batch_size = tf.shape(memory.values[0])[0]
+        batch_size = tf.shape(memory.values)[0]
         memory = self._decoding_memory(memory)
         initial_state = tf.nest.map_structure(lambda x: beam_search.tile_batch(x, beam_width),
                                               self.initial_state(memory))

@@ -13,14 +13,14 @@ LstmWeights = collections.namedtuple(
     "LstmWeights", ["label_kernel", "hidden_kernel", "bias", "value_gates"])
 """The attention LSTM's kernel split by the part of its input each row block multiplies, read once
 per decode: label_kernel [C, 4H] (one-hot previous label), hidden_kernel [H, 4H] (previous output),
-bias [4H]; value_gates: tuple of each memory's values times its glimpse rows, [N, T_i, 4H].
+bias [4H]; value_gates: the memory's values times the glimpse rows, [N, T, 4H].
 
 A step then needs no [N, C + D + H] x [C + D + H, 4H] product: the label rows are gathered, the
 glimpse rows enter as alignments x value_gates (glimpse . W = sum_t alpha_t (m_t . W)), and only
 the H hidden rows are multiplied. Same math; a decoding step no longer streams the whole kernel
 (3.5 MB in the paper config) from memory: the paper decoder's batch-1 beam search takes ~35% less
 time, greedy decoding at batch 64 ~25% (benchmarks/decoder_step.py). Teacher forcing does not use
-the value gates (their [N, T_i, 4H] gradients cost more than the product saves) but splits the
+the value gates (their [N, T, 4H] gradients cost more than the product saves) but splits the
 kernel its own way (split_lstm_step)."""
 
 

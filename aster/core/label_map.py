@@ -185,18 +185,3 @@ def reverse_labels(labels, lengths):
     """
     return tf.reverse_sequence(labels, tf.cast(lengths, tf.int64), seq_axis=1, batch_axis=0)
 
-
-def reverse_text(text):
-    """Reverses UTF-8 strings character by character (never byte-wise).
-
-    Args:
-      text: [B] string tensor.
-
-    Returns:
-      [B] string tensor.
-    """
-    chars = tf.strings.unicode_split(text, "UTF-8")
-    dense = chars.to_tensor(default_value="")
-    lengths = chars.row_lengths()
-    reversed_chars = tf.reverse_sequence(dense, lengths, seq_axis=1, batch_axis=0)
-    return tf.strings.reduce_join(reversed_chars, axis=1)

@@ -282,7 +282,7 @@ class SpatialTransformer:
         with tf.variable_scope("LocalizationNet"):
             # The TF2 resize: bilinear with half-pixel centres (the v1 op is deprecated).
             small = tf.compat.v2.image.resize(images, self._localization_size, method="bilinear")
-            feature_map = self._convnet.extract_features(small)[0]
+            feature_map = self._convnet.extract_features(small)
             flat = tf.reshape(feature_map, [-1, int(np.prod(feature_map.shape[1:]))])
             with slim.arg_scope(self._fc_hyperparams):
                 fc1 = slim.fully_connected(flat, 512, scope="fc1")

@@ -3,7 +3,7 @@
     images [B, h, w, 3] float32 in [0, 255]
       -> preprocess: bilinear resize to [B, input_height, input_width, 3], scale to [-1, 1]
       -> spatial transformer (optional): rectified [B, oh, ow, 3], control points [B, K, 2]
-      -> feature extractor: list of [B, T, D] sequences (e.g. one [B, 25, 256])
+      -> feature extractor: one [B, T, D] sequence (paper: [B, 25, 256])
       -> predictors, each under its own variable scope (e.g. "Forward", "Backward")
       -> loss: {"<name>/loss": scalar per predictor, "keypoint_loss" when supervised}
       -> postprocess: per sample the text of the predictor with the highest score
@@ -20,7 +20,7 @@ from aster.core import model
 from aster.core import standard_fields as fields
 from aster.tf_setup import tf
 
-FEATURE_MAPS = "feature_maps"
+FEATURE_SEQUENCE = "feature_sequence"
 PREDICTOR_OUTPUTS = "predictor_outputs"
 
 
@@ -33,7 +33,7 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
         """Constructor.
 
         Args:
-          feature_extractor: object with extract(images, scope) -> list of [B, T, D].
+          feature_extractor: object with extract(images, scope) -> [B, T, D] float32.
           predictors: non-empty list of predictors (AttentionPredictor / CtcPredictor) with
             distinct names.
           is_training: Python bool.
@@ -112,8 +112,9 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
 
         Returns:
           dict: rectified_images [B, oh, ow, 3], control_points [B, K, 2] ([B, 0, 2] without a
-          rectifier), feature_maps (list of [B, T, D]), predictor_outputs (dict name -> the
-          predictor's predict() dict; empty in training; auxiliary predictors never appear).
+          rectifier), feature_sequence [B, T, D] (the encoder output), predictor_outputs (dict
+          name -> the predictor's predict() dict; empty in training; auxiliary predictors never
+          appear).
 
         Raises:
           ValueError: control_points given to a model without a spatial transformer.
@@ -131,14 +132,14 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
         else:
             rectified = images
             control_points = tf.zeros([batch_size, 0, 2], tf.float32)
-        feature_maps = self._feature_extractor.extract(rectified, scope="FeatureExtractor")
+        sequence = self._feature_extractor.extract(rectified, scope="FeatureExtractor")
         outputs = {}
         if not self._is_training:
-            outputs = {p.name: p.predict(feature_maps) for p in self._decoded}
+            outputs = {p.name: p.predict(sequence) for p in self._decoded}
         return {
             fields.PredictionFields.rectified_images: rectified,
             fields.PredictionFields.control_points: control_points,
-            FEATURE_MAPS: feature_maps,
+            FEATURE_SEQUENCE: sequence,
             PREDICTOR_OUTPUTS: outputs,
         }
 
@@ -156,7 +157,7 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
         with tf.name_scope(scope, "Loss"):
             for predictor in self._predictors:
                 losses[f"{predictor.name}/loss"] = predictor.loss(
-                    predictions_dict[FEATURE_MAPS], text)
+                    predictions_dict[FEATURE_SEQUENCE], text)
             if self._keypoint_supervision:
                 losses["keypoint_loss"] = self._keypoint_loss(
                     predictions_dict[fields.PredictionFields.control_points])
@@ -184,7 +185,8 @@ class MultiPredictorsRecognitionModel(model.RecognitionModel):
             texts, scores = [], []
             for predictor in self._decoded:
                 if predictor.name not in outputs:  # a training graph: decode now
-                    outputs[predictor.name] = predictor.predict(predictions_dict[FEATURE_MAPS])
+                    outputs[predictor.name] = predictor.predict(
+                        predictions_dict[FEATURE_SEQUENCE])
                 out = predictor.postprocess(outputs[predictor.name])
                 texts.append(out["text"])
                 scores.append(out["scores"])

@@ -19,10 +19,10 @@ EOS_LABEL = 1
 
 
 class AttentionPredictor:
-    """Sequence predictor over encoder feature sequences."""
+    """Sequence predictor over the encoder's feature sequence."""
 
     def __init__(self, name, decoder, label_map, loss, max_num_steps, beam_width=1, reverse=False,
-                 length_penalty=0.0, multi_attention=False):
+                 length_penalty=0.0):
         """Constructor.
 
         Args:
@@ -35,8 +35,6 @@ class AttentionPredictor:
           beam_width: int >= 1; 1 decodes greedily.
           reverse: bool, decode right to left.
           length_penalty: float >= 0, beam search GNMT alpha.
-          multi_attention: bool, attend to each feature sequence separately; otherwise the
-            sequences are concatenated in time (they must have the same depth).
 
         Raises:
           ValueError: inconsistent label map / decoder, or out-of-range arguments.
@@ -62,7 +60,6 @@ class AttentionPredictor:
         self._beam_width = beam_width
         self._reverse = reverse
         self._length_penalty = length_penalty
-        self._multi_attention = multi_attention
 
     @property
     def name(self):
@@ -78,11 +75,6 @@ class AttentionPredictor:
 
     def _scope(self):
         return tf.variable_scope(self._name, reuse=tf.AUTO_REUSE)
-
-    def _memory(self, feature_sequences):
-        if not self._multi_attention and len(feature_sequences) > 1:
-            feature_sequences = [tf.concat(feature_sequences, axis=1)]
-        return self._decoder.build_memory(feature_sequences)
 
     def encode_groundtruth(self, groundtruth_text):
         """Training targets.
@@ -110,11 +102,11 @@ class AttentionPredictor:
         targets.set_shape([None, steps])
         return decoder_inputs, targets, lengths + 1
 
-    def loss(self, feature_sequences, groundtruth_text):
+    def loss(self, feature_sequence, groundtruth_text):
         """Teacher-forced sequence loss.
 
         Args:
-          feature_sequences: list of [B, T, D] float32.
+          feature_sequence: [B, T, D] float32, the encoder output.
           groundtruth_text: [B] string tensor.
 
         Returns:
@@ -123,22 +115,22 @@ class AttentionPredictor:
         with self._scope():
             with tf.name_scope("Loss"):
                 decoder_inputs, targets, lengths = self.encode_groundtruth(groundtruth_text)
-            memory = self._memory(feature_sequences)
+            memory = self._decoder.build_memory(feature_sequence)
             logits = self._decoder.teacher_forced_logits(memory, decoder_inputs)
             return self._loss(logits, targets, lengths)
 
-    def predict(self, feature_sequences):
+    def predict(self, feature_sequence):
         """Decodes.
 
         Args:
-          feature_sequences: list of [B, T, D] float32.
+          feature_sequence: [B, T, D] float32, the encoder output.
 
         Returns:
           dict: labels [B, T'] int32 in reading order (EOS after the end), scores [B] float32
           total log-probability, lengths [B] int32 number of characters.
         """
         with self._scope():
-            memory = self._memory(feature_sequences)
+            memory = self._decoder.build_memory(feature_sequence)
             if self._beam_width == 1:
                 out = self._decoder.greedy_decode(memory, self._max_num_steps)
             else:

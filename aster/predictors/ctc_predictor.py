@@ -6,16 +6,13 @@ logits; the last class is the CTC blank. Training uses tf.nn.ctc_loss (mean over
 per-sample negative log-likelihood, times loss_weight). Inference uses tf.nn.ctc_greedy_decoder
 (beam_width 1, best path) or tf.nn.ctc_beam_search_decoder; the score is the log-probability of
 the best path (greedy) or of the best labelling found by the beam (beam search).
-
-Several feature sequences (multi-branch encoders) are concatenated along depth: CTC needs the
-frames aligned.
 """
 
 from aster.tf_setup import slim, tf
 
 
 class CtcPredictor:
-    """CTC head over encoder feature sequences."""
+    """CTC head over the encoder's feature sequence."""
 
     def __init__(self, name, label_map, fc_hyperparams=None, beam_width=1, loss_weight=1.0):
         """Constructor.
@@ -55,30 +52,29 @@ class CtcPredictor:
         """Classes including the blank."""
         return self._label_map.num_classes + 1
 
-    def _logits(self, feature_sequences):
-        """Returns time-major logits [T, B, C+1] and the sequence lengths [B]."""
-        features = (tf.concat(feature_sequences, axis=2) if len(feature_sequences) > 1
-                    else feature_sequences[0])
+    def _logits(self, feature_sequence):
+        """Returns time-major logits [T, B, C+1] of a [B, T, D] sequence and its lengths [B]."""
         with tf.variable_scope(self._name, reuse=tf.AUTO_REUSE):
             scope = self._fc_hyperparams or {}
             with slim.arg_scope(scope):
-                logits = slim.fully_connected(features, self.num_classes, activation_fn=None,
-                                              normalizer_fn=None, scope="logits")
+                logits = slim.fully_connected(feature_sequence, self.num_classes,
+                                              activation_fn=None, normalizer_fn=None,
+                                              scope="logits")
         shape = tf.shape(logits)
         lengths = tf.fill([shape[0]], shape[1])
         return tf.transpose(logits, [1, 0, 2]), lengths
 
-    def loss(self, feature_sequences, groundtruth_text):
+    def loss(self, feature_sequence, groundtruth_text):
         """CTC loss.
 
         Args:
-          feature_sequences: list of [B, T, D] float32.
+          feature_sequence: [B, T, D] float32, the encoder output.
           groundtruth_text: [B] string tensor.
 
         Returns:
           float32 scalar. Samples with more labels than frames contribute 0.
         """
-        logits, seq_lengths = self._logits(feature_sequences)
+        logits, seq_lengths = self._logits(feature_sequence)
         with tf.name_scope(f"{self._name}/Loss"):
             labels, lengths = self._label_map.text_to_labels(groundtruth_text)
             indices = tf.where(tf.sequence_mask(lengths, tf.shape(labels)[1]))
@@ -88,17 +84,17 @@ class CtcPredictor:
                                     ignore_longer_outputs_than_inputs=True)
             return tf.reduce_mean(losses) * self._loss_weight
 
-    def predict(self, feature_sequences):
+    def predict(self, feature_sequence):
         """Decodes.
 
         Args:
-          feature_sequences: list of [B, T, D] float32.
+          feature_sequence: [B, T, D] float32, the encoder output.
 
         Returns:
           dict: labels [B, T'] int32 (-1 after the end), scores [B] float32 log-probability,
           lengths [B] int32.
         """
-        logits, seq_lengths = self._logits(feature_sequences)
+        logits, seq_lengths = self._logits(feature_sequence)
         with tf.name_scope(f"{self._name}/Decode"):
             log_probs = tf.nn.log_softmax(logits)
             if self._beam_width == 1:

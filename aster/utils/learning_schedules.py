@@ -23,29 +23,6 @@ def exponential_decay(global_step, initial_learning_rate, decay_steps, decay_fac
         name="exponential_decay_learning_rate")
 
 
-def exponential_decay_with_burnin(global_step, learning_rate_base, learning_rate_decay_steps,
-                                  learning_rate_decay_factor, burnin_learning_rate=0.0,
-                                  burnin_steps=0):
-    """Exponential (staircase) decay with a constant burn-in rate for the first burnin_steps.
-
-    Raises:
-      ValueError: learning_rate_decay_steps <= 0 or burnin_steps < 0.
-    """
-    if learning_rate_decay_steps <= 0:
-        raise ValueError(
-            f"learning_rate_decay_steps must be positive, got {learning_rate_decay_steps}")
-    if burnin_steps < 0:
-        raise ValueError(f"burnin_steps must be >= 0, got {burnin_steps}")
-    if burnin_learning_rate == 0:
-        burnin_learning_rate = learning_rate_base
-    step = tf.cast(global_step, tf.float32)
-    post_burnin = tf.train.exponential_decay(
-        learning_rate_base, tf.maximum(step - burnin_steps, 0.0), learning_rate_decay_steps,
-        learning_rate_decay_factor, staircase=True)
-    return tf.where(step < burnin_steps, tf.constant(burnin_learning_rate, tf.float32),
-                    post_burnin, name="learning_rate")
-
-
 def manual_stepping(global_step, boundaries, rates):
     """Piecewise constant: rates[i] for boundaries[i-1] <= step < boundaries[i].
 

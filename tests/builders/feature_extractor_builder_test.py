@@ -45,7 +45,7 @@ def test_paper_stn_and_encoder_shapes_and_parameter_count():
         extractor = feature_extractor_builder.build(model.feature_extractor, is_training=True)
         images = tf.random_uniform([1, 64, 256, 3], -1.0, 1.0)
         rectified = stn.batch_transform(images)["rectified_images"]
-        (sequence,) = extractor.extract(rectified)
+        sequence = extractor.extract(rectified)
         assert rectified.shape.as_list() == [1, 32, 100, 3]
         assert sequence.shape.as_list() == [1, 25, 256]
         counts = {
@@ -69,7 +69,7 @@ def test_tiny_config_encodes_32x64_into_16_steps():
     model = _model_config("tiny.config")
     with tf.Graph().as_default():
         extractor = feature_extractor_builder.build(model.feature_extractor, is_training=True)
-        (sequence,) = extractor.extract(tf.random_uniform([2, 32, 64, 3], -1.0, 1.0))
+        sequence = extractor.extract(tf.random_uniform([2, 32, 64, 3], -1.0, 1.0))
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             value = sess.run(sequence)

@@ -60,7 +60,7 @@ def test_paper_config_shapes_classes_and_parameter_count():
     assert preprocessed.shape.as_list() == [2, 64, 256, 3]
     assert preds[fields.PredictionFields.rectified_images].shape.as_list() == [2, 32, 100, 3]
     assert preds[fields.PredictionFields.control_points].shape.as_list() == [2, 20, 2]
-    assert [f.shape.as_list() for f in preds[mprm.FEATURE_MAPS]] == [[2, 25, 256]]
+    assert preds[mprm.FEATURE_SEQUENCE].shape.as_list() == [2, 25, 256]
     assert [p.num_classes for p in model.predictors] == [96, 96]
     assert [p._beam_width for p in model.predictors] == [5, 5]
     assert out[fields.PredictionFields.text].shape.as_list() == [2]
@@ -149,3 +149,28 @@ def test_second_clone_under_reuse_shares_all_variables():
                 model.postprocess(preds)
             counts.append(len(tf.global_variables()))
     assert counts[0] == counts[1]
+
+
+SHIPPED_CHECKPOINT = os.path.join(CONFIGS, "..", "models", "aster_base", "model.ckpt-30000")
+
+
+def _training_variables(model_config):
+    """{name: shape} of the global variables of the training model (preprocess, predict, loss)."""
+    mprm_config = model_config.multi_predictors_recognition_model
+    with tf.Graph().as_default():
+        model = model_builder.build(model_config, is_training=True)
+        predictions = model.predict(model.preprocess(tf.zeros([2, 64, 256, 3])))
+        keypoints = None
+        if mprm_config.keypoint_supervision:
+            keypoints = tf.zeros([2, 2 * mprm_config.spatial_transformer.num_control_points])
+        model.provide_groundtruth(tf.constant(["ab", "cde"]), keypoints)
+        model.loss(predictions)
+        return {v.op.name: v.shape.as_list() for v in tf.global_variables()}
+
+
+def test_demo_model_has_the_variables_of_the_shipped_checkpoint():
+    """A renamed or reshaped variable would stop models/aster_base (and every checkpoint trained
+    from the demo config) from restoring."""
+    stored = {name: list(shape) for name, shape in tf.train.list_variables(SHIPPED_CHECKPOINT)}
+    assert len(stored) > 100  # the whole model
+    assert _training_variables(_model_config("demo_cpu.config")) == stored

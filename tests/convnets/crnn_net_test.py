@@ -6,7 +6,7 @@ from aster.tf_setup import tf
 
 def test_crnn_net_maps_32xw_to_height_one_and_quarter_width():
     with tf.Graph().as_default():
-        (out,) = crnn_net.CrnnNet({}).extract_features(tf.zeros([2, 32, 100, 3]))
+        out = crnn_net.CrnnNet({}).extract_features(tf.zeros([2, 32, 100, 3]))
         assert out.shape.as_list() == [2, 1, 25, 512]
         weights = sorted(v.op.name for v in tf.trainable_variables() if "weights" in v.op.name)
         assert weights == [f"CrnnNet/conv{i}/weights" for i in range(1, 8)]
@@ -15,7 +15,7 @@ def test_crnn_net_maps_32xw_to_height_one_and_quarter_width():
 
 def test_tiny_crnn_net_halves_channels_and_runs():
     with tf.Graph().as_default():
-        (out,) = crnn_net.CrnnNet({}, tiny=True).extract_features(tf.random_uniform([1, 32, 64, 1]))
+        out = crnn_net.CrnnNet({}, tiny=True).extract_features(tf.random_uniform([1, 32, 64, 1]))
         depths = [v.shape.as_list()[-1] for v in tf.trainable_variables() if "weights" in v.op.name]
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())

@@ -28,7 +28,7 @@ def paper_graph():
     """The paper ResNet built once (building it takes seconds); tests only inspect it."""
     graph = tf.Graph()
     with graph.as_default():
-        (out,) = resnet.ResNet(_conv_scope()).extract_features(tf.zeros([3, 32, 100, 3]))
+        out = resnet.ResNet(_conv_scope()).extract_features(tf.zeros([3, 32, 100, 3]))
     return graph, out
 
 
@@ -88,7 +88,7 @@ def test_other_depths_keep_output_shape(depth, units):
     assert resnet.UNIT_COUNTS[depth] == units
     with tf.Graph().as_default():
         net = resnet.ResNet({}, resnet.UNIT_COUNTS[depth], (4, 4, 8, 8, 16))
-        (out,) = net.extract_features(tf.zeros([2, 32, 100, 3]))
+        out = net.extract_features(tf.zeros([2, 32, 100, 3]))
         assert out.shape.as_list() == [2, 1, 25, 16]
         convs = [n for n in _weights() if not n.endswith("Shortcut/weights")]
         assert len(convs) == 1 + 2 * sum(units)
@@ -97,7 +97,7 @@ def test_other_depths_keep_output_shape(depth, units):
 def test_narrow_resnet_runs_and_is_finite():
     with tf.Graph().as_default():
         net = resnet.ResNet(_conv_scope(), resnet.UNIT_COUNTS["RESNET_30"], (4, 4, 8, 8, 8))
-        (out,) = net.extract_features(tf.random_uniform([2, 32, 64, 3], -1, 1))
+        out = net.extract_features(tf.random_uniform([2, 32, 64, 3], -1, 1))
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             value = sess.run(out)

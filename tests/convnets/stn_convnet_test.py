@@ -4,7 +4,7 @@ from aster.tf_setup import tf
 
 def test_full_stn_convnet_flattens_to_512_on_32x64():
     with tf.Graph().as_default():
-        (out,) = stn_convnet.StnConvnet({}).extract_features(tf.zeros([2, 32, 64, 3]))
+        out = stn_convnet.StnConvnet({}).extract_features(tf.zeros([2, 32, 64, 3]))
         assert out.shape.as_list() == [2, 1, 2, 256]
         depths = [v.shape.as_list()[-1] for v in tf.trainable_variables() if "weights" in v.op.name]
         kernels = {
@@ -18,7 +18,7 @@ def test_full_stn_convnet_flattens_to_512_on_32x64():
 
 def test_tiny_stn_convnet_has_four_layers():
     with tf.Graph().as_default():
-        (out,) = stn_convnet.StnConvnet({}, tiny=True).extract_features(tf.zeros([1, 16, 32, 3]))
+        out = stn_convnet.StnConvnet({}, tiny=True).extract_features(tf.zeros([1, 16, 32, 3]))
         depths = [v.shape.as_list()[-1] for v in tf.trainable_variables() if "weights" in v.op.name]
         assert out.shape.as_list() == [1, 2, 4, 64]
     assert depths == [16, 32, 64, 64]

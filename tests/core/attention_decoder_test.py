@@ -21,22 +21,20 @@ def _sequence_log_prob(logits, labels, lengths):
                      for b in range(len(labels))])
 
 
-def _memory(decoder, batch_size=4, branches=1):
+def _memory(decoder, batch_size=4):
     rng = np.random.RandomState(batch_size)
-    feats = [tf.constant(rng.randn(batch_size, 5 + i, 7), tf.float32) for i in range(branches)]
-    return decoder.build_memory(feats)
+    return decoder.build_memory(tf.constant(rng.randn(batch_size, 5, 7), tf.float32))
 
 
-@pytest.mark.parametrize("sync,cell,lm_cells,branches", [
-    (True, "lstm", 0, 1), (False, "lstm", 0, 1), (True, "gru", 1, 2), (False, "gru", 0, 2)])
-def test_beam_width_one_equals_greedy_and_scores_are_true_log_probs(sync, cell, lm_cells,
-                                                                    branches):
+@pytest.mark.parametrize("sync,cell,lm_cells", [
+    (True, "lstm", 0), (False, "lstm", 0), (True, "gru", 1), (False, "gru", 0)])
+def test_beam_width_one_equals_greedy_and_scores_are_true_log_probs(sync, cell, lm_cells):
     max_steps = 6
     with tf.Graph().as_default():
         tf.set_random_seed(0)
         dec = _decoder(sync, cell, lm_cells)
         with tf.variable_scope("Decoder", initializer=tf.random_normal_initializer(0.0, 1.0)):
-            memory = _memory(dec, branches=branches)
+            memory = _memory(dec)
             greedy = dec.greedy_decode(memory, max_steps)
             beam1 = dec.beam_search_decode(memory, max_steps, beam_width=1)
             beam3 = dec.beam_search_decode(memory, max_steps, beam_width=3)
@@ -52,9 +50,9 @@ def test_beam_width_one_equals_greedy_and_scores_are_true_log_probs(sync, cell, 
                 labels[:, :out.labels.shape[1]] = out.labels
                 inputs = np.concatenate([np.zeros([4, 1], np.int32), labels[:, :-1]], axis=1)
                 results.append(sess.run(logits, {forced: inputs}))
-    # one attention per branch, one cell per LM layer, shared by all four decoding graphs
+    # the attention, one cell per LM layer and the classifier, shared by all four decoding graphs
     cell_vars = {"lstm": 2, "gru": 4}[cell] * (1 + lm_cells)
-    assert num_vars == 3 * branches + cell_vars + 2
+    assert num_vars == 3 + cell_vars + 2
     np.testing.assert_array_equal(greedy_np.labels, beam1_np.labels)
     np.testing.assert_allclose(greedy_np.log_probs, beam1_np.log_probs, atol=1e-5)
     np.testing.assert_array_equal(greedy_np.lengths, beam1_np.lengths)
@@ -127,49 +125,46 @@ def test_memory_needs_static_depth():
     with tf.Graph().as_default():
         dec = _decoder()
         with pytest.raises(ValueError, match="static depth"):
-            dec.build_memory([tf.placeholder(tf.float32, [2, 3, None])])
+            dec.build_memory(tf.placeholder(tf.float32, [2, 3, None]))
 
 
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
 def test_additive_attention_matches_numpy_reference(cell):
-    """glimpse = sum_i softmax_i(v . tanh(W_m m_i + W_q q)) m_i, per memory branch; for an LSTM
-    cell the attention returns the glimpse times the cell kernel's glimpse rows."""
+    """glimpse = sum_i softmax_i(v . tanh(W_m m_i + W_q q)) m_i; for an LSTM cell the attention
+    returns the glimpse times the cell kernel's glimpse rows."""
     rng = np.random.RandomState(3)
     with tf.Graph().as_default():
         decoder = _decoder(cell=cell)
-        memory = decoder._decoding_memory(_memory(decoder, batch_size=3, branches=2))
+        memory = decoder._decoding_memory(_memory(decoder, batch_size=3))
         assert (memory.lstm is None) == (cell == "gru")
         query = tf.constant(rng.randn(3, 12), tf.float32)
         with decoder._var_scope():
             glimpse = decoder._attend(query, memory)
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
-            glimpse_np, values, q = sess.run([glimpse, memory.values, query])
+            glimpse_np, m, q = sess.run([glimpse, memory.values, query])
             weights = {v.op.name.split("/", 1)[1]: sess.run(v) for v in tf.global_variables()}
-    expected = []
-    for i, m in enumerate(values):
-        hidden = np.tanh(m @ weights[f"attention_{i}/memory_kernel"]
-                         + (q @ weights[f"attention_{i}/query_kernel"])[:, None, :])
-        energy = hidden @ weights[f"attention_{i}/attention_v"]
-        alpha = np.exp(energy - energy.max(1, keepdims=True))
-        alpha /= alpha.sum(1, keepdims=True)
-        expected.append(np.einsum("nt,ntd->nd", alpha, m))
-    expected = np.concatenate(expected, 1)
-    if cell == "lstm":  # kernel rows: one-hot label (8), glimpse (7 + 7), previous output (12)
-        expected = expected @ weights["lstm_cell/kernel"][NUM_CLASSES:NUM_CLASSES + 14]
+    hidden = np.tanh(m @ weights["attention_0/memory_kernel"]
+                     + (q @ weights["attention_0/query_kernel"])[:, None, :])
+    energy = hidden @ weights["attention_0/attention_v"]
+    alpha = np.exp(energy - energy.max(1, keepdims=True))
+    alpha /= alpha.sum(1, keepdims=True)
+    expected = np.einsum("nt,ntd->nd", alpha, m)
+    if cell == "lstm":  # kernel rows: one-hot label (8), glimpse (7), previous output (12)
+        expected = expected @ weights["lstm_cell/kernel"][NUM_CLASSES:NUM_CLASSES + 7]
     np.testing.assert_allclose(glimpse_np, expected, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("sync,peepholes,branches", [
-    (True, False, 1), (False, False, 2), (True, True, 2), (False, True, 1)])
-def test_lstm_fast_path_equals_the_cell(sync, peepholes, branches):
+@pytest.mark.parametrize("sync,peepholes", [
+    (True, False), (False, False), (True, True), (False, True)])
+def test_lstm_fast_path_equals_the_cell(sync, peepholes):
     """The split-kernel LSTM step (LstmWeights, used when decoding) gives the LSTMCell's own
     results (used by teacher forcing)."""
     with tf.Graph().as_default():
         cell = tf.nn.rnn_cell.LSTMCell(12, use_peepholes=peepholes, forget_bias=0.5)
         dec = attention_decoder.AttentionDecoder(cell, NUM_CLASSES, 6, sync=sync)
         with tf.variable_scope("Decoder", initializer=tf.random_normal_initializer(0.0, 0.5)):
-            cell_path = _memory(dec, branches=branches)
+            cell_path = _memory(dec)
             fast = dec._decoding_memory(cell_path)
             assert cell_path.lstm is None and fast.lstm is not None
             forced = tf.constant(np.random.RandomState(0).randint(2, NUM_CLASSES, [4, 5]))
@@ -196,6 +191,10 @@ def test_lstm_fast_path_keeps_the_cell_variable_names(monkeypatch):
     monkeypatch.setattr(attention_decoder, "is_plain_lstm", lambda cell: False)
     assert names() == fast
     assert "Forward/AttentionDecoder/lstm_cell/kernel" in fast
+    # the attention keeps the scope of the first memory of multi-memory decoders (checkpoints)
+    assert [n for n in fast if "/attention_0/" in n] == [
+        f"Forward/AttentionDecoder/attention_0/{name}"
+        for name in ("attention_v", "memory_kernel", "query_kernel")]
 
 
 def _ops_behind(tensor):
@@ -209,8 +208,8 @@ def _ops_behind(tensor):
     return seen
 
 
-@pytest.mark.parametrize("sync,peepholes,branches", [(True, False, 1), (False, True, 2)])
-def test_split_teacher_forced_step_equals_the_cell_call(monkeypatch, sync, peepholes, branches):
+@pytest.mark.parametrize("sync,peepholes", [(True, False), (False, True)])
+def test_split_teacher_forced_step_equals_the_cell_call(monkeypatch, sync, peepholes):
     """Teacher forcing of a plain LSTM (label rows gathered, bias after the product) gives the
     cell's own call: the same variables, logits and gradients."""
     def run():
@@ -219,12 +218,12 @@ def test_split_teacher_forced_step_equals_the_cell_call(monkeypatch, sync, peeph
             cell = tf.nn.rnn_cell.LSTMCell(12, use_peepholes=peepholes, forget_bias=0.5)
             dec = attention_decoder.AttentionDecoder(cell, NUM_CLASSES, 6, sync=sync)
             with tf.variable_scope("Decoder", initializer=tf.random_normal_initializer(0.0, 0.5)):
-                memory = _memory(dec, branches=branches)
+                memory = _memory(dec)
                 forced = tf.constant(np.random.RandomState(0).randint(2, NUM_CLASSES, [4, 5]))
                 logits = dec.teacher_forced_logits(memory, forced)
             loss = tf.reduce_sum(tf.sin(logits))
             variables = tf.trainable_variables()
-            grads = tf.gradients(loss, list(memory.values) + variables)
+            grads = tf.gradients(loss, [memory.values] + variables)
             fused = [op.name for op in _ops_behind(logits)
                      if op.type == "BiasAdd" and op.inputs[0].op.type == "MatMul"
                      and op.inputs[0].shape[-1] == 4 * 12]  # the gates, not the logits
@@ -241,10 +240,10 @@ def test_split_teacher_forced_step_equals_the_cell_call(monkeypatch, sync, peeph
     assert sorted(split_names) == sorted(cell_names)
     assert "Decoder/AttentionDecoder/lstm_cell/kernel" in split_names
     order = np.argsort(split_names), np.argsort(cell_names)
-    split_grads = [split_values[1 + branches + i] for i in order[0]]
-    cell_grads = [cell_values[1 + branches + i] for i in order[1]]
-    for split, call in zip(split_values[:1 + branches] + split_grads,
-                           cell_values[:1 + branches] + cell_grads, strict=True):
+    split_grads = [split_values[2 + i] for i in order[0]]
+    cell_grads = [cell_values[2 + i] for i in order[1]]
+    for split, call in zip(split_values[:2] + split_grads, cell_values[:2] + cell_grads,
+                           strict=True):
         np.testing.assert_allclose(split, call, rtol=1e-5, atol=1e-5)
     # The cell's call is MatMul -> BiasAdd (fused by Grappler); the split step has no such pair.
     assert cell_fusable and not split_fusable

@@ -92,13 +92,6 @@ def test_pad_value_fills_after_end():
     assert labels_np.tolist() == [[2, 3], [3, 1]]
 
 
-def test_reverse_text_is_per_character():
-    with tf.Graph().as_default():
-        out = label_map.reverse_text(tf.constant(["abc", "中文字", "", "é1"]))
-        out_np = _run(out)
-    assert _decode(out_np) == ["cba", "字文中", "", "1é"]
-
-
 def test_reverse_labels_keeps_padding():
     with tf.Graph().as_default():
         out = label_map.reverse_labels(tf.constant([[2, 3, 4, 0], [5, 6, 0, 0]]), tf.constant([3, 2]))

@@ -10,7 +10,7 @@ class _MeanConvnet:
     """Stand-in localization net: global average pool (keeps the tests about the TPS itself)."""
 
     def extract_features(self, inputs, scope=None):
-        return [tf.reduce_mean(inputs, [1, 2], keepdims=True)]
+        return tf.reduce_mean(inputs, [1, 2], keepdims=True)
 
 
 def _empty_fc_scope():

@@ -17,7 +17,7 @@ from aster.utils import config_util
 class _FakeFeatureExtractor:
     def extract(self, images, scope=None):
         with tf.variable_scope(scope):
-            return [slim.fully_connected(tf.reduce_mean(images, axis=1), 8, scope="fc")]
+            return slim.fully_connected(tf.reduce_mean(images, axis=1), 8, scope="fc")
 
 
 class _FakeStn:
@@ -39,15 +39,15 @@ class _FixedPredictor:
     def __init__(self, name, texts, scores):
         self.name, self._texts, self._scores = name, texts, scores
 
-    def predict(self, feature_maps):
-        del feature_maps
+    def predict(self, feature_sequence):
+        del feature_sequence
         return {"text": tf.constant(self._texts), "scores": tf.constant(self._scores)}
 
     def postprocess(self, predictions):
         return {"text": predictions["text"], "scores": predictions["scores"]}
 
-    def loss(self, feature_maps, text):
-        return tf.reduce_mean(feature_maps[0]) * 0.0 + tf.cast(tf.size(text), tf.float32)
+    def loss(self, feature_sequence, text):
+        return tf.reduce_mean(feature_sequence) * 0.0 + tf.cast(tf.size(text), tf.float32)
 
 
 def _model(predictors, is_training=False, **kwargs):
@@ -90,9 +90,9 @@ class _CountingPredictor(_FixedPredictor):
         super().__init__(*args)
         self.predict_calls = 0
 
-    def predict(self, feature_maps):
+    def predict(self, feature_sequence):
         self.predict_calls += 1
-        return super().predict(feature_maps)
+        return super().predict(feature_sequence)
 
 
 @pytest.mark.parametrize("is_training", [False, True])
@@ -254,7 +254,7 @@ def test_ctc_model_builds_and_trains():
         rng = np.random.RandomState(0)
         images = tf.constant(rng.uniform(0, 255, [4, 32, 100, 3]), tf.float32)
         preds = model.predict(model.preprocess(images))
-        assert [f.shape.as_list() for f in preds[mprm.FEATURE_MAPS]] == [[4, 25, 16]]
+        assert preds[mprm.FEATURE_SEQUENCE].shape.as_list() == [4, 25, 16]
         model.provide_groundtruth(tf.constant(["ab", "cat", "dog", "xyz"]))
         loss = model.loss(preds)["Ctc/loss"]
         with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):

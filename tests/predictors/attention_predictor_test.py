@@ -41,7 +41,7 @@ def test_encode_groundtruth_go_eos_truncation(reverse):
 def _memorise(pred, steps=150):
     """Trains pred on fixed random features to read WORDS; returns (text, scores, loss values)."""
     rng = np.random.RandomState(0)
-    features = [tf.constant(rng.randn(len(WORDS), 5, 8), tf.float32)]
+    features = tf.constant(rng.randn(len(WORDS), 5, 8), tf.float32)
     loss_op = pred.loss(features, tf.constant(WORDS))
     train_op = tf.train.AdamOptimizer(0.02).minimize(loss_op)
     out = pred.postprocess(pred.predict(features))

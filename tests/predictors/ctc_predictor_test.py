@@ -19,7 +19,7 @@ def test_ctc_predictor_trains_and_decodes(beam_width):
     with tf.Graph().as_default():
         tf.set_random_seed(2)
         rng = np.random.RandomState(0)
-        features = [tf.constant(rng.randn(len(WORDS), 12, 16), tf.float32)]
+        features = tf.constant(rng.randn(len(WORDS), 12, 16), tf.float32)
         pred = _predictor(beam_width)
         loss_op = pred.loss(features, tf.constant(WORDS))
         train_op = tf.train.AdamOptimizer(0.05).minimize(loss_op)
@@ -41,7 +41,7 @@ def test_ctc_output_layer_is_linear_under_relu_hyperparams():
         with slim.arg_scope([slim.fully_connected], activation_fn=tf.nn.relu) as scope:
             pass
         pred = _predictor(fc_hyperparams=scope)
-        features = [tf.constant(np.random.RandomState(0).randn(2, 5, 4), tf.float32)]
+        features = tf.constant(np.random.RandomState(0).randn(2, 5, 4), tf.float32)
         logits, lengths = pred._logits(features)
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
@@ -53,7 +53,7 @@ def test_ctc_output_layer_is_linear_under_relu_hyperparams():
 def test_ctc_loss_ignores_labels_longer_than_frames():
     with tf.Graph().as_default():
         pred = _predictor()
-        features = [tf.zeros([2, 3, 4])]
+        features = tf.zeros([2, 3, 4])
         loss_op = pred.loss(features, tf.constant(["abcdefgh", "ab"]))
         with tf.Session() as sess:
             sess.run([tf.global_variables_initializer(), tf.tables_initializer()])

@@ -48,23 +48,6 @@ def test_exponential_decay_rejects_non_positive_steps():
         learning_schedules.exponential_decay(tf.constant(0, tf.int64), 1.0, 0, 0.5)
 
 
-def test_exponential_decay_with_burnin():
-    values = _values(lambda s: learning_schedules.exponential_decay_with_burnin(
-        s, 1.0, 10, 0.5, burnin_learning_rate=0.1, burnin_steps=5), [0, 4, 5, 15])
-    np.testing.assert_allclose(values, [0.1, 0.1, 1.0, 0.5], rtol=1e-6)
-
-
-@pytest.mark.parametrize("kwargs,match", [
-    ({"learning_rate_decay_steps": 0}, "learning_rate_decay_steps"),
-    ({"burnin_steps": -1}, "burnin_steps"),
-])
-def test_exponential_decay_with_burnin_rejects_bad_values(kwargs, match):
-    args = {"learning_rate_base": 1.0, "learning_rate_decay_steps": 10,
-            "learning_rate_decay_factor": 0.5, **kwargs}
-    with tf.Graph().as_default(), pytest.raises(ValueError, match=match):
-        learning_schedules.exponential_decay_with_burnin(tf.constant(0, tf.int64), **args)
-
-
 def test_cosine_decay_with_warmup_shape():
     fn = lambda s: learning_schedules.cosine_decay_with_warmup(
         s, 1.0, 110, warmup_learning_rate=0.1, warmup_steps=10, hold_base_rate_steps=0,
