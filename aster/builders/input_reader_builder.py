@@ -7,12 +7,13 @@
     batch, drop_counts = build_eval_batches(pipeline.eval_input_reader[0], pipeline.eval_config, 32)
 
 Field mapping (per reader): tf_record_input_reader.input_path / lmdb_input_reader.path -> files or
-databases (comma-separated, glob patterns); num_readers -> files read interleaved; shuffle and
-queue_capacity -> record shuffle buffer; num_epochs -> passes (0 = forever; evaluation always
-reads one); max_label_length and long_label_handling -> the label limit; length_curriculum (training
-only) -> a shorter limit for the first steps (batcher.short_labels_first); shuffle_seed -> the seed
-of both shuffles (a run resumed at step S > 0 uses resume_seed(shuffle_seed, S): see
-resumed_readers).
+databases (comma-separated, glob patterns); num_readers -> TFRecord files read interleaved, or
+parallel LMDB reads; shuffle -> TFRecord: the file order and a record shuffle buffer of
+queue_capacity records; LMDB: a permutation of all records each epoch (no buffer needed);
+num_epochs -> passes (0 = forever; evaluation always reads one); max_label_length and
+long_label_handling -> the label limit; length_curriculum (training only) -> a shorter limit for
+the first steps (batcher.short_labels_first); shuffle_seed -> the seed of the shuffles (a run
+resumed at step S > 0 uses resume_seed(shuffle_seed, S): see resumed_readers).
 From train_config: batch_size[i] / num_clones -> reader i's rows in each clone's batch;
 num_batch_queue_threads -> parallel decode/augment calls per reader; batch_queue_capacity ->
 decoded examples buffered per reader ahead of batching; prefetch_queue_capacity -> batches
@@ -41,9 +42,12 @@ def _build_tf_record_input_reader(config, field_path, shuffle, num_epochs, seed)
     files = paths.expand_paths(
         reader.input_path, f"{field_path}.tf_record_input_reader.input_path"
     )
-    return tfrecord_reader.interleaved_records(
+    records = tfrecord_reader.interleaved_records(
         files, config.num_readers, shuffle=shuffle, num_epochs=num_epochs, seed=seed
     )
+    if shuffle and config.queue_capacity > 1:
+        records = records.shuffle(config.queue_capacity, seed=seed)
+    return records
 
 
 def _build_lmdb_input_reader(config, field_path, shuffle, num_epochs, seed):
@@ -51,7 +55,12 @@ def _build_lmdb_input_reader(config, field_path, shuffle, num_epochs, seed):
         config.lmdb_input_reader.path, f"{field_path}.lmdb_input_reader.path", "LMDB database",
         directories=True,
     )
-    return lmdb_dataset.lmdb_records(databases, shuffle=shuffle, num_epochs=num_epochs, seed=seed)
+    try:
+        return lmdb_dataset.lmdb_records(
+            databases, config.num_readers, shuffle=shuffle, num_epochs=num_epochs, seed=seed
+        )
+    except ValueError as e:
+        raise ValueError(f"{field_path}.lmdb_input_reader.path: {e}") from e
 
 
 _BUILDERS = {
@@ -100,7 +109,9 @@ def resumed_readers(input_reader_configs, global_step):
 
 
 def build_records(config, field_path="input_reader", shuffle=None, num_epochs=None):
-    """A dataset of serialized tf.train.Example records for one InputReader.
+    """A dataset of the records of one InputReader, for TfExampleDecoder.decode.
+
+    Records are serialized tf.train.Examples (TFRecord) or dicts of their features (LMDB).
 
     Args:
       config: input_reader_pb2.InputReader.
@@ -108,7 +119,8 @@ def build_records(config, field_path="input_reader", shuffle=None, num_epochs=No
       shuffle, num_epochs: override the config's values when not None.
 
     Raises:
-      ValueError: the input_reader oneof is unset or external, or a path matches nothing.
+      ValueError: the input_reader oneof is unset or external, a path matches nothing, or an LMDB
+        database cannot be read (the message names the field and the database).
     """
     if not isinstance(config, input_reader_pb2.InputReader):
         raise ValueError(f"{field_path}: expected an InputReader message, got {type(config)}")
@@ -117,10 +129,7 @@ def build_records(config, field_path="input_reader", shuffle=None, num_epochs=No
     shuffle = config.shuffle if shuffle is None else shuffle
     num_epochs = config.num_epochs if num_epochs is None else num_epochs
     seed = config.shuffle_seed or None
-    records = _BUILDERS[name](config, field_path, shuffle, num_epochs, seed)
-    if shuffle and config.queue_capacity > 1:
-        records = records.shuffle(config.queue_capacity, seed=seed)
-    return records
+    return _BUILDERS[name](config, field_path, shuffle, num_epochs, seed)
 
 
 def build_examples(config, steps, field_path="input_reader", training=True, num_parallel_calls=1):

@@ -1,8 +1,9 @@
 """tf.data input pipelines behind the BatchQueue interface, with counted record drops.
 
-Per reader:  serialized records -> enumerate -> parallel map(decode, preprocess, check)
-             -> skip records whose op raised (corrupt Example, truncated image) -> scan (running
-             drop counts) -> filter invalid -> padded_batch
+Per reader:  records (serialized Examples, or dicts of their features) -> enumerate
+             -> parallel map(decode, preprocess, check) -> skip records whose op raised (corrupt
+             Example, truncated image) -> scan (running drop counts) -> filter invalid
+             -> padded_batch
 Per clone:   zip(readers) -> concatenate the readers' batches -> prefetch.
 
 A record is dropped, never fatal, when its image cannot be decoded or the record cannot be parsed
@@ -24,8 +25,6 @@ BATCH_KEYS = (F.image, F.groundtruth_text, F.filename, F.lexicon, F.groundtruth_
 _DROPS = "_drop_counts"
 _REASON = "_drop_reason"
 _INDEX = "_record_index"
-# Appended to finite record streams (report_tail_drops): marks the end, never decoded.
-_END = b"\x00aster-tf: end of records\x00"
 _KEYS = frozenset(BATCH_KEYS) | {_REASON, _INDEX}
 
 
@@ -92,8 +91,8 @@ def example_dataset(
     """Decodes, preprocesses and checks records; drops invalid ones and counts the drops.
 
     Args:
-      records: tf.data.Dataset of serialized records (string scalars).
-      decode_fn: serialized -> tensor dict (may include InputDataFields.valid).
+      records: tf.data.Dataset of records (serialized Examples, or dicts of their features).
+      decode_fn: record -> tensor dict (may include InputDataFields.valid).
       preprocess_fn: tensor dict -> tensor dict (augmentations, string filtering).
       max_label_length: longest transcript kept (characters); 0 means no limit.
       truncate_long_labels: cut long transcripts instead of dropping them.
@@ -112,12 +111,13 @@ def example_dataset(
       reader's drops (DROP_REASONS order) up to that example (see report_tail_drops).
     """
 
-    def process(index, serialized):
-        is_end = tf.equal(serialized, _END)
-        serialized = tf.where(is_end, tf.constant(b""), serialized)
-        tensor_dict = preprocess_fn(decode_fn(serialized))
+    def process(index, record):
+        if report_tail_drops:
+            record, is_end = record
+        tensor_dict = preprocess_fn(decode_fn(record))
         tensor_dict, reason = _check_example(tensor_dict, max_label_length, truncate_long_labels)
-        reason = tf.where(is_end, -1, reason)
+        if report_tail_drops:
+            reason = tf.where(is_end, -1, reason)
         tensor_dict[_REASON] = reason
         tensor_dict[_INDEX] = index
         if uint8_images:
@@ -126,7 +126,10 @@ def example_dataset(
         return {k: v for k, v in tensor_dict.items() if k in _KEYS}
 
     if report_tail_drops:
-        records = records.concatenate(tf.data.Dataset.from_tensors(tf.constant(_END)))
+        # An empty record flagged as the end follows the data; it is decoded but never kept.
+        end = tf.nest.map_structure(_empty, records.element_spec)
+        records = records.map(lambda record: (record, False)).concatenate(
+            tf.data.Dataset.from_tensors((end, True)))
     dataset = records.enumerate().map(
         process, num_parallel_calls=num_parallel_calls, deterministic=True
     )
@@ -183,13 +186,15 @@ def short_labels_first(examples, num_examples, max_label_length, stall_limit=0, 
     return dataset.map(lambda example, keep: example)
 
 
+def _empty(spec):
+    """Zeros ("" for strings) of a tf.TensorSpec, unknown dimensions as 0."""
+    return tf.zeros([d if d is not None else 0 for d in spec.shape.as_list()], spec.dtype)
+
+
 def _counts_from_next(dataset):
     """Gives each kept example the counts of the next element (kept, or the end marker)."""
     spec = dataset.element_spec
-    placeholder = {
-        k: tf.zeros([d if d is not None else 0 for d in s.shape.as_list()], s.dtype)
-        for k, s in spec.items()
-    }
+    placeholder = {k: _empty(s) for k, s in spec.items()}
 
     def look_ahead(state, current):
         previous, has_previous = state
@@ -258,12 +263,6 @@ def concat_batches(batches):
     out = float_images(out)
     drops = tf.add_n([batch_drop_counts(b) for b in batches])
     return out, drops
-
-
-def format_drop_counts(counts):
-    """One log line from {reason: int} (e.g. the fetched values of BatchQueue.drop_counts)."""
-    parts = ", ".join(f"{counts.get(r, 0)} {r}" for r in DROP_REASONS)
-    return f"input records dropped so far: {parts}"
 
 
 class BatchQueue:

@@ -1,7 +1,9 @@
-"""Decodes serialized tf.train.Example records of the ASTER TFRecord schema.
+"""Decodes records of the ASTER TFRecord schema: serialized tf.train.Examples, or dicts of their
+features (the LMDB reader's records).
 
     decoder = TfExampleDecoder()
     tensor_dict = decoder.decode(serialized)   # inside tf.data.Dataset.map, graph mode
+    tensor_dict = decoder.decode({"image/encoded": image_bytes, "image/transcript": label_bytes})
 
 A record whose image bytes are not PNG, JPEG, GIF or BMP, or whose header declares more than
 MAX_PIXELS pixels (a decompression bomb), or whose transcript is not valid UTF-8, does not raise:
@@ -142,7 +144,8 @@ def is_utf8(text):
 
 
 class TfExampleDecoder:
-    """Parses one serialized tf.train.Example into the project's tensor dict."""
+    """Decodes one record, a serialized tf.train.Example or a dict of its features, into the
+    project's tensor dict."""
 
     def __init__(self):
         self._features = {
@@ -156,11 +159,30 @@ class TfExampleDecoder:
             T.width: tf.io.FixedLenFeature([], tf.int64, default_value=0),
         }
 
-    def decode(self, serialized):
+    def _parse(self, record):
+        """The record's features: every TfExampleFields key, defaults where absent."""
+        if not isinstance(record, dict):
+            parsed = tf.io.parse_single_example(record, self._features)
+            parsed[T.keypoints] = tf.sparse.to_dense(parsed[T.keypoints])
+            return parsed
+        unknown = sorted(set(record) - set(self._features))
+        if unknown:
+            raise ValueError(f"record features {unknown} are not TfExampleFields keys; "
+                             f"expected some of {sorted(self._features)}")
+        parsed = {key: tf.constant(spec.default_value, spec.dtype)
+                  for key, spec in self._features.items() if key != T.keypoints}
+        parsed[T.keypoints] = tf.zeros([0], tf.float32)
+        parsed.update(record)
+        return parsed
+
+    def decode(self, record):
         """Decodes one record.
 
         Args:
-          serialized: string scalar tensor, a serialized tf.train.Example.
+          record: string scalar tensor, a serialized tf.train.Example; or a dict from
+            TfExampleFields keys to the feature tensors as parsing would give them (string
+            scalars; keypoints a [N] float32 vector), e.g. the LMDB reader's records. Absent
+            features take their defaults.
 
         Returns:
           dict with InputDataFields keys:
@@ -172,13 +194,16 @@ class TfExampleDecoder:
             image_height, image_width: int32 scalars of the decoded image.
           and VALID: bool scalar, False when the image bytes are not an image (or declare more
             than MAX_PIXELS pixels) or the transcript is not valid UTF-8.
+
+        Raises:
+          ValueError: a dict record has a key that is not a TfExampleFields key.
         """
-        parsed = tf.io.parse_single_example(serialized, self._features)
+        parsed = self._parse(record)
         image, valid = decode_image_or_placeholder(parsed[T.image_encoded])
         valid = tf.logical_and(valid, is_utf8(parsed[T.transcript]))
         shape = tf.shape(image)
         height, width = shape[0], shape[1]
-        keypoints = tf.sparse.to_dense(parsed[T.keypoints])
+        keypoints = parsed[T.keypoints]
         # Normalise (x, y) pairs; an odd trailing value is dropped.
         num_pairs = tf.size(keypoints) // 2
         pairs = tf.reshape(keypoints[: 2 * num_pairs], [-1, 2])

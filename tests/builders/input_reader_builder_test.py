@@ -151,6 +151,95 @@ def test_lmdb_input_reader(tmp_path):
     assert sorted(t for v in values for t in v) == [b"a0", b"a1", b"a2", b"a3"]
 
 
+def _write_both(tmp_path, samples):
+    """(image bytes, label bytes) samples as a TFRecord file and an LMDB database: their readers."""
+    examples = []
+    for image, label in samples:
+        example = fx.make_example(image, "")
+        example.features.feature["image/transcript"].bytes_list.value[0] = label
+        examples.append(example)
+    fx.write_records(tmp_path / "r.tfrecord", examples)
+    lmdb_path = fx.write_lmdb(tmp_path / "db", [(image, "") for image, _ in samples])
+    import lmdb
+
+    with lmdb.open(lmdb_path) as env, env.begin(write=True) as txn:
+        for i, (_, label) in enumerate(samples, start=1):
+            txn.put(b"label-%09d" % i, label)
+    return {"tfrecord": f'tf_record_input_reader {{ input_path: "{tmp_path}/r.tfrecord" }}',
+            "lmdb": f'lmdb_input_reader {{ path: "{lmdb_path}" }}'}
+
+
+def _batches_and_drops(config, num_batches):
+    with tf.Graph().as_default():
+        queue = _queue(config)
+        batch = queue.dequeue()
+        summaries = {s.op.name for s in tf.get_collection(tf.GraphKeys.SUMMARIES)}
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            out = [(sess.run(batch[F.groundtruth_text]), sess.run(queue.drop_counts))
+                   for _ in range(num_batches)]
+    assert {f"input/dropped_{r}" for r in out[0][1]} <= summaries
+    return [(sorted(texts), counts["undecodable"]) for texts, counts in out]
+
+
+def test_invalid_utf8_labels_are_dropped_and_counted_alike_in_tfrecord_and_lmdb(tmp_path):
+    bad = [(fx.image_bytes(), b"a\xff"), (fx.image_bytes(), b"\xc3(")]
+    good = [(fx.image_bytes(seed=i), f"w{i}".encode()) for i in range(4)]
+    readers = _write_both(tmp_path, bad + good)
+    results = {}
+    for name, reader in readers.items():
+        config = _pipeline([f"shuffle: false {reader}"], [4], RESIZE)  # num_readers: 2
+        results[name] = _batches_and_drops(config, 2)
+    words = [b"w0", b"w1", b"w2", b"w3"]
+    assert results["lmdb"] == results["tfrecord"] == [(words, 2), (words, 4)], results
+
+
+def test_lmdb_reader_gets_num_readers_shuffle_epochs_and_seed(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(input_reader_builder.lmdb_dataset, "lmdb_records",
+                        lambda *args, **kwargs: calls.append((args, kwargs)))
+    path = fx.write_lmdb(tmp_path / "db", [(fx.image_bytes(), "a")])
+    reader = f'shuffle_seed: 9 num_epochs: 2 lmdb_input_reader {{ path: "{path}" }}'
+    config = _pipeline([reader], [1]).train_input_reader[0]
+    input_reader_builder.build_records(config)
+    assert calls == [(([path], 2), {"shuffle": True, "num_epochs": 2, "seed": 9})]
+
+
+def _lmdb_order(config, num_batches, global_step=0):
+    with tf.Graph().as_default():
+        readers = input_reader_builder.resumed_readers(config.train_input_reader, global_step)
+        batch = input_reader_builder.build_batch_queue(readers, config.train_config, 1).dequeue()
+        values = fx.run(batch[F.groundtruth_text], num_runs=num_batches)
+    return [t.decode() for v in values for t in v]
+
+
+def test_lmdb_resumed_run_reads_a_new_permutation_not_the_first_records_again(tmp_path):
+    words = [f"a{i}" for i in range(12)]
+    path = fx.write_lmdb(tmp_path / "db", [(fx.image_bytes(seed=i), w) for i, w in
+                                            enumerate(words)])
+    reader = f'shuffle_seed: 7 lmdb_input_reader {{ path: "{path}" }}'
+    config = _pipeline([reader], [4], RESIZE)
+    fresh, resumed = _lmdb_order(config, 3), _lmdb_order(config, 3, global_step=3)
+    assert sorted(fresh) == sorted(resumed) == sorted(words)  # every record once per epoch
+    assert resumed != fresh and resumed[:4] != words[:4] and fresh != words, (fresh, resumed)
+    assert _lmdb_order(config, 3, global_step=3) == resumed  # the same for the same step
+
+
+@pytest.mark.parametrize("data,match", [
+    (None, "No such file"),
+    (b"\x00garbage" * 1000, "Invalid argument|MDB_INVALID|not an LMDB"),
+])
+def test_missing_or_corrupt_lmdb_names_the_field_and_the_database(tmp_path, data, match):
+    (tmp_path / "db").mkdir()
+    if data is not None:
+        (tmp_path / "db" / "data.mdb").write_bytes(data)
+    config = _pipeline([f'lmdb_input_reader {{ path: "{tmp_path}/db" }}'], [1], RESIZE)
+    with tf.Graph().as_default(), pytest.raises(
+        ValueError, match=rf"train_input_reader\[0\]\.lmdb_input_reader\.path: LMDB "
+                          rf"'{tmp_path}/db' cannot be opened: .*({match})"):
+        _queue(config)
+
+
 def test_batch_size_count_mismatch_raises(tmp_path):
     fx.write_records(tmp_path / "a.tfrecord", fx.word_records("a", 1))
     config = _pipeline([_tfrecord(f"{tmp_path}/a.tfrecord")] * 2, [32])
@@ -205,7 +294,8 @@ def test_unset_or_external_reader_raises(reader):
     config = _pipeline([reader], [1])
     with (
         tf.Graph().as_default(),
-        pytest.raises(ValueError, match=r"train_input_reader\[0\](: input_reader is not set|\.external_input_reader: has no reader)"),
+        pytest.raises(ValueError, match=r"train_input_reader\[0\](: input_reader is not set"
+                                       r"|\.external_input_reader(: has no reader| was removed))"),
     ):
         _queue(config)
 

@@ -134,6 +134,12 @@ def test_batched_rejects_non_positive_size():
         batcher.batched(_examples(_records(*fx.word_records("w", 1))), 0, True)
 
 
-def test_format_drop_counts():
-    line = batcher.format_drop_counts({"undecodable": 2, "too_long": 1})
-    assert line == "input records dropped so far: 2 undecodable, 0 empty_label, 1 too_long"
+def test_example_dataset_reads_feature_dict_records_to_the_end():
+    images = [fx.image_bytes(), b"not an image", fx.image_bytes(), fx.image_bytes()]
+    records = {"image/encoded": images, "image/transcript": [b"w0", b"w1", b"w2", b""]}
+    with tf.Graph().as_default():
+        dataset = tf.data.Dataset.from_tensor_slices(records)
+        values = _read_all(batcher.example_dataset(
+            dataset, TfExampleDecoder().decode, lambda d: d, report_tail_drops=True))
+    assert [v[F.groundtruth_text] for v in values] == [b"w0", b"w2"]
+    assert values[-1][batcher._DROPS].tolist() == [1, 1, 0]

@@ -2,6 +2,7 @@ import io
 
 import input_fixtures as fx
 import numpy as np
+import pytest
 from PIL import Image
 
 from aster.core.standard_fields import InputDataFields as F
@@ -61,3 +62,30 @@ def test_decode_missing_optional_fields_default_to_empty():
     example = tf.train.Example(features=tf.train.Features(feature=feature))
     out = _decode(example)
     assert out[VALID] and out[F.groundtruth_text] == b"" and out[F.lexicon] == b""
+
+
+def test_decode_feature_dict_matches_the_serialized_example():
+    encoded = fx.image_bytes(width=6, height=3, seed=4)
+    from_example = _decode(fx.make_example(encoded, "wörd", filename="f.png"))
+    with tf.Graph().as_default():
+        record = {"image/encoded": tf.constant(encoded), "image/transcript": tf.constant("wörd"),
+                  "image/filename": tf.constant("f.png")}
+        from_dict = fx.run(TfExampleDecoder().decode(record))[0]
+    assert from_dict.keys() == from_example.keys()
+    for key, value in from_example.items():
+        np.testing.assert_array_equal(from_dict[key], value, err_msg=key)
+
+
+def test_decode_invalid_utf8_transcript_is_marked_invalid():
+    encoded = fx.image_bytes()
+    example = fx.make_example(encoded, "x")
+    example.features.feature["image/transcript"].bytes_list.value[0] = b"a\xffb"
+    assert not _decode(example)[VALID]
+    with tf.Graph().as_default():
+        record = {"image/encoded": tf.constant(encoded), "image/transcript": tf.constant(b"a\xffb")}
+        assert not fx.run(TfExampleDecoder().decode(record))[0][VALID]
+
+
+def test_decode_feature_dict_with_an_unknown_key_raises():
+    with tf.Graph().as_default(), pytest.raises(ValueError, match=r"\['image/label'\] are not"):
+        TfExampleDecoder().decode({"image/label": tf.constant(b"a")})
