@@ -107,6 +107,21 @@ $(SYSTEM_FONTS_STAMP):
 		echo "system-fonts: apt-get install failed: using the fonts already on this machine"; \
 	fi
 
+# ---- fonts-google: the Google Fonts library (aster/synth/google_fonts.py): the @fontsource npm
+# packages of aster/synth/google_fonts.txt (572 pinned names, >= 500 families with latin faces)
+# fetched with `npm pack` (nothing installed) into data/fonts_google, keeping per family its
+# metadata.json (family, category, license), LICENSE and latin .woff2 faces; manifest.json lists
+# each package's version, files and status (~150 MB, ~8 min with 4 fetches at a time here).
+# A rerun fetches only what is missing; a missing package or no network is one line and the
+# folder keeps what it has. aster-synth-words reads it with --google_fonts data/fonts_google
+# (category-weighted sampling, reserved families never trained on: docs/data.md).
+GOOGLE_FONTS_DIR := data/fonts_google
+
+.PHONY: fonts-google
+fonts-google: $(STAMP)
+	@command -v npm >/dev/null 2>&1 || { echo "fonts-google: skipped (npm is not installed)"; exit 0; }; \
+		$(PY) -m aster.synth.google_fonts --out_dir $(GOOGLE_FONTS_DIR) --jobs 4
+
 $(SYNTH_DIR)/manifest.json: | $(FONTS_STAMP) system-fonts
 	$(VENV)/bin/aster-synth-words --output_dir $(SYNTH_DIR) $(SYNTH_ARGS) $(LANGUAGE_ARGS)
 

@@ -1,14 +1,18 @@
 """Whether a font file can draw ordinary text: its Unicode cmap, its glyphs, the symbol and
 all-caps filters (used by aster/synth/fonts.py's search).
 
-A file is used when (`inspect_font`):
-  * fontTools reads its Unicode cmap (font number 0 of a .ttc collection, as PIL does) and the
-    cmap maps every required character (REQUIRED_CHARS) to a non-empty glyph;
+A file is used when (`check_font`):
+  * fontTools reads its Unicode cmap (font number 0 of a .ttc collection, as PIL does; .woff2
+    needs the brotli package) and the cmap maps every required character (REQUIRED_CHARS, or
+    the run's charset) to a non-empty glyph;
   * PIL draws each of them with its own glyph (not .notdef, not blank) and the letters do not
     collapse onto a few shapes (symbol fonts);
   * its lowercase letters do not draw like its uppercase ones (all-caps / small-caps display
-    fonts, keycap fonts: useless for reading ordinary text);
+    fonts, keycap fonts), unless the search keeps such caps-only faces (`keep_caps_only`): then
+    the face is used with FontInfo.caps_only set, and its words are drawn and labelled in upper
+    case (FontInfo.drawn_text);
   * a word draws something.
+The check also gives the font's category (font_categories.classify: PANOSE and fixed pitch).
 """
 
 import dataclasses
@@ -17,9 +21,12 @@ import os
 import string
 
 import numpy as np
+from fontTools.misc import sstruct
 from fontTools.ttLib import TTFont
+from fontTools.ttLib.woff2 import WOFF2Reader, woff2GlyfTableFormat, woff2GlyfTableFormatSize
 from PIL import Image, ImageDraw, ImageFont
 
+from aster.synth import font_categories
 from aster.synth.font_families import family_name
 
 REQUIRED_CHARS = string.ascii_letters + string.digits
@@ -36,6 +43,7 @@ _CAPS_MAJORITY = 6
 _WORD = "Hamburgefonstiv 42"
 # fontTools warns about odd 'head' timestamps of many well-formed fonts; those say nothing here.
 logging.getLogger("fontTools.ttLib.tables._h_e_a_d").setLevel(logging.ERROR)
+logging.getLogger("fontTools.ttLib.tables._p_o_s_t").setLevel(logging.ERROR)  # padded names
 # Reasons a candidate file is rejected (keys of FontReport.rejected values).
 UNREADABLE = "unreadable"
 NO_CMAP = "no unicode cmap"
@@ -59,20 +67,58 @@ class FontInfo:
     whitespace characters it maps (whose glyphs are blank by nature). It is left out of repr.
     The empty default means "coverage not measured" (a FontInfo built by hand): `can_draw` then
     assumes what every font `find_fonts` returns can draw, REQUIRED_CHARS and a space.
+    `category` is one of font_categories.CATEGORIES ("" when not known), `license` the license
+    named by a library's metadata ("" for fonts found on the machine), `library` whether the
+    face comes from a font library (fontsource.py) and `caps_only` whether its lower case draws
+    like its upper case.
     """
 
     path: str
     family: str
     style: str
     chars: frozenset = dataclasses.field(default=frozenset(), repr=False)
+    category: str = ""
+    license: str = ""
+    library: bool = False
+    caps_only: bool = False
+
+    def drawn_text(self, text):
+        """The text as this font draws it and as its label reads: upper case for a caps-only
+        face, else unchanged."""
+        return text.upper() if self.caps_only else text
 
     def can_draw(self, text):
-        """True when the font has a real glyph for every character of `text`."""
+        """True when the font has a real glyph for every character of `text` as it draws it."""
         chars = self.chars or _DEFAULT_CHARS
-        return all(char in chars for char in text)
+        return all(char in chars for char in self.drawn_text(text))
 
 
 _DEFAULT_CHARS = frozenset(REQUIRED_CHARS + " ")
+
+
+@dataclasses.dataclass(frozen=True)
+class FontCheck:
+    """The outcome of `check_font` for one file.
+
+    Attributes:
+      path: the file checked.
+      info: the FontInfo when the font is usable, else None.
+      reason: None when usable, else one of the reason constants (UNREADABLE, ...).
+      detail: what failed (a rejected file), or a note on a usable one ("" when none).
+      face: the font's own family and style name ("Lato Hairline Regular", before
+        font_families.family_name strips style words); "" when the file could not be drawn.
+    """
+
+    path: str
+    info: FontInfo = None
+    reason: str = None
+    detail: str = ""
+    face: str = ""
+
+    @property
+    def usable(self):
+        """True when the font passed every check."""
+        return self.info is not None
 
 
 class NoCmapError(ValueError):
@@ -123,39 +169,72 @@ def cmap_chars(path):
       NoCmapError: when the font has no Unicode cmap; another Exception (from fontTools) for a
         file it cannot read.
     """
+    return _read_tables(path)[0]
+
+
+def _read_tables(path):
+    """(cmap_chars of the font, its font_categories.classify category)."""
     font = TTFont(path, fontNumber=0, lazy=True)
     try:
         cmap = font.getBestCmap()
         if not cmap:
             raise NoCmapError(f"{path} has no Unicode cmap")
-        if "glyf" in font and "loca" in font:
-            locations = font["loca"].locations
-            glyph_ids = font.getReverseGlyphMap()
-
-            def blank(name):
-                gid = glyph_ids.get(name, len(locations))
-                return gid + 1 >= len(locations) or locations[gid + 1] == locations[gid]
-        elif "CFF " in font or "CFF2" in font:
-            cff = font["CFF " if "CFF " in font else "CFF2"].cff
-            charstrings = cff.topDictIndex[0].CharStrings
-
-            def blank(name):
-                if name not in charstrings:
-                    return True
-                charstring = charstrings[name]
-                bytecode = getattr(charstring, "bytecode", None)
-                if bytecode is None:  # already decompiled: compile it back
-                    charstring.compile()
-                    bytecode = charstring.bytecode
-                return _cff_glyph_is_blank(bytecode)
-        else:  # bitmap / colour fonts: the rendering check decides
-
-            def blank(name):
-                return False
-        return frozenset(chr(code) for code, name in cmap.items()
-                         if chr(code).isspace() or not blank(name))
+        blank = _blank_glyph_test(font)
+        chars = frozenset(chr(code) for code, name in cmap.items()
+                          if chr(code).isspace() or not blank(name))
+        return chars, font_categories.classify(font)
     finally:
         font.close()
+
+
+def _woff2_contour_counts(font):
+    """The contour count of each glyph of a .woff2 font with a transformed glyf table, read
+    from the table's nContour stream (int16 per glyph; 0: empty, -1: composite) without
+    rebuilding the glyphs, which fontTools does in Python at ~0.5 s a face; else None."""
+    reader = getattr(font, "reader", None)
+    entry = getattr(reader, "tables", {}).get("glyf") if isinstance(reader, WOFF2Reader) else None
+    if entry is None or not entry.transformed:
+        return None
+    data = entry.loadData(reader.transformBuffer)
+    header = {}
+    sstruct.unpack2(woff2GlyfTableFormat, data, header)
+    start = woff2GlyfTableFormatSize
+    return np.frombuffer(data, ">i2", header["numGlyphs"], start)
+
+
+def _blank_glyph_test(font):
+    """A function telling whether a glyph (by name) of the TTFont draws nothing."""
+    contours = _woff2_contour_counts(font)
+    if contours is not None:
+        glyph_ids = font.getReverseGlyphMap()
+
+        def blank(name):
+            gid = glyph_ids.get(name, len(contours))
+            return gid >= len(contours) or contours[gid] == 0
+        return blank
+    if "glyf" in font and "loca" in font:
+        locations = font["loca"].locations
+        glyph_ids = font.getReverseGlyphMap()
+
+        def blank(name):
+            gid = glyph_ids.get(name, len(locations))
+            return gid + 1 >= len(locations) or locations[gid + 1] == locations[gid]
+        return blank
+    if "CFF " in font or "CFF2" in font:
+        cff = font["CFF " if "CFF " in font else "CFF2"].cff
+        charstrings = cff.topDictIndex[0].CharStrings
+
+        def blank(name):
+            if name not in charstrings:
+                return True
+            charstring = charstrings[name]
+            bytecode = getattr(charstring, "bytecode", None)
+            if bytecode is None:  # already decompiled: compile it back
+                charstring.compile()
+                bytecode = charstring.bytecode
+            return _cff_glyph_is_blank(bytecode)
+        return blank
+    return lambda name: False  # bitmap / colour fonts: the rendering check decides
 
 
 def _shape(image):
@@ -172,37 +251,46 @@ def caps_like_count(lower_images, upper_images):
                for a, b in zip(lower_images, upper_images, strict=True))
 
 
-# In-process memo of check_font results by (path, chars, size, mtime): a second font search in the
+# In-process memo of the inspection by (path, chars, size, mtime): a second font search in the
 # same process (the synth tool, tests) costs nothing. Nothing is cached on disk.
 _INSPECTED = {}
 
 
-def check_font(path, chars=REQUIRED_CHARS):
-    """Returns (FontInfo, None, face name) for a usable font, else (None, reason, detail).
+def check_font(path, chars=REQUIRED_CHARS, keep_caps_only=False):
+    """Checks whether the font at `path` draws `chars` (see the module docstring).
 
-    The face name is the font's own family and style name ("Lato Hairline Regular"), before
-    `family_name` strips style words from the family.
+    Args:
+      path: a font file (.ttf, .otf, .ttc, .woff2).
+      chars: the characters it must draw.
+      keep_caps_only: keep a face whose lower case draws like its upper case (FontInfo.caps_only
+        set) instead of rejecting it (ALL_CAPS).
+
+    Returns:
+      FontCheck.
     """
     try:
         stat = os.stat(path)
     except OSError as err:
-        return None, UNREADABLE, f"{type(err).__name__}: {err}"
+        return FontCheck(path, reason=UNREADABLE, detail=f"{type(err).__name__}: {err}")
     key = (path, chars, stat.st_size, stat.st_mtime_ns)
     if key not in _INSPECTED:
         _INSPECTED[key] = _inspect_file(path, chars)
-    return _INSPECTED[key]
+    check = _INSPECTED[key]
+    if check.usable and check.info.caps_only and not keep_caps_only:
+        return dataclasses.replace(check, info=None, reason=ALL_CAPS)
+    return check
 
 
 def _inspect_file(path, chars):
     try:
-        coverage = cmap_chars(path)
+        coverage, category = _read_tables(path)
     except NoCmapError:
-        return None, NO_CMAP, "no Unicode cmap"
+        return FontCheck(path, reason=NO_CMAP, detail="no Unicode cmap")
     except Exception as err:  # not a font fontTools can read
-        return None, UNREADABLE, f"{type(err).__name__}: {err}"
+        return FontCheck(path, reason=UNREADABLE, detail=f"{type(err).__name__}: {err}")
     missing = "".join(sorted(set(chars) - coverage))
     if missing:
-        return None, MISSING_CHARS, f"cmap lacks {missing!r}"
+        return FontCheck(path, reason=MISSING_CHARS, detail=f"cmap lacks {missing!r}")
     try:
         font = ImageFont.truetype(path, 32)
         raw_family, style = font.getname()
@@ -212,29 +300,49 @@ def _inspect_file(path, chars):
             images[char] = _render(font, char)
         word = _render(font, _WORD, (32 * len(_WORD), 64))
     except Exception as err:  # FreeType cannot load or draw it
-        return None, UNREADABLE, f"{type(err).__name__}: {err}"
+        return FontCheck(path, reason=UNREADABLE, detail=f"{type(err).__name__}: {err}")
+    raw_family = raw_family or os.path.basename(path)
+    face = f"{raw_family} {style or ''}".strip()
+    same = None
+    failure = _glyph_failure(images, notdef, chars)
+    if failure is None:
+        same = caps_like_count([images[c] for c in _CAPS_LETTERS],
+                               [images[c.upper()] for c in _CAPS_LETTERS])
+        failure = _shape_failure(images, chars, word, same >= _CAPS_MAJORITY)
+    if failure is not None:
+        return FontCheck(path, reason=failure[0], detail=failure[1], face=face)
+    caps_only = same >= _CAPS_MAJORITY
+    detail = (f"{same} of {_CAPS_LETTERS!r} draw like their capitals (all-caps or small-caps "
+              "font)") if caps_only else ""
+    info = FontInfo(path=path, family=family_name(raw_family), style=style or "", chars=coverage,
+                    category=category, caps_only=caps_only)
+    return FontCheck(path, info=info, detail=detail, face=face)
+
+
+def _glyph_failure(images, notdef, chars):
+    """(NOTDEF, detail) when a character draws .notdef or nothing, else None."""
     for char in chars:
         mask = images[char].tobytes()
         if mask == notdef or not any(mask):
-            return None, NOTDEF, f"{char!r} draws .notdef or nothing"
+            return NOTDEF, f"{char!r} draws .notdef or nothing"
+    if not all(images[c].getbbox() for c in _CAPS_LETTERS + _CAPS_LETTERS.upper()):
+        return NOTDEF, "a letter draws nothing"
+    return None
+
+
+def _shape_failure(images, chars, word, caps_only):
+    """(SYMBOL or EMPTY_WORD, detail) when the glyphs collapse or a word draws nothing."""
     # Symbol fonts map letters to few shapes. Counted apart for a-z/A-Z/0-9 and for the other
     # characters: a Greek or Cyrillic capital may draw the same glyph as a Latin one (A and Α).
-    for group in (set(chars) & set(REQUIRED_CHARS), set(chars) - set(REQUIRED_CHARS)):
+    # In a caps-only face a lower-case letter may draw its capital's glyph: counted as one.
+    drawn = {c.upper() if caps_only and c.upper() in images else c for c in chars}
+    for group in (drawn & set(REQUIRED_CHARS), drawn - set(REQUIRED_CHARS)):
         masks = {images[char].tobytes() for char in group}
         if len(masks) < len(group) * 0.9:
-            return None, SYMBOL, f"{len(group)} characters draw only {len(masks)} shapes"
-    if not all(images[c].getbbox() for c in _CAPS_LETTERS + _CAPS_LETTERS.upper()):
-        return None, NOTDEF, "a letter draws nothing"
-    same = caps_like_count([images[c] for c in _CAPS_LETTERS],
-                           [images[c.upper()] for c in _CAPS_LETTERS])
-    if same >= _CAPS_MAJORITY:
-        return None, ALL_CAPS, (f"{same} of {_CAPS_LETTERS!r} draw like their capitals "
-                                "(all-caps or small-caps font)")
+            return SYMBOL, f"{len(group)} characters draw only {len(masks)} shapes"
     if word.getbbox() is None:
-        return None, EMPTY_WORD, f"{_WORD!r} draws nothing"
-    raw_family = raw_family or os.path.basename(path)
-    return (FontInfo(path=path, family=family_name(raw_family), style=style or "", chars=coverage),
-            None, f"{raw_family} {style or ''}".strip())
+        return EMPTY_WORD, f"{_WORD!r} draws nothing"
+    return None
 
 
 def inspect_font(path, chars=REQUIRED_CHARS):
@@ -243,5 +351,4 @@ def inspect_font(path, chars=REQUIRED_CHARS):
     The cmap must map every char to a non-empty glyph, PIL must draw each with its own glyph,
     and the font must not be a symbol font, an all-caps / small-caps font, or draw an empty word.
     """
-    return check_font(path, chars)[0]
-
+    return check_font(path, chars).info

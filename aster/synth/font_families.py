@@ -37,42 +37,6 @@ def group_by_family(fonts):
     return dict(sorted(families.items()))
 
 
-def split_fonts(fonts, heldout_families=(), heldout_fraction=0.2):
-    """Splits fonts into (train, val, note) for a validation set of unseen fonts.
-
-    With `heldout_families` those families are held out. Otherwise, with >= 2 families, the
-    `heldout_fraction` of families (at least one, never all) with the fewest files are held out,
-    so training loses the least. With one family, every 4th file (at least one, never all) is
-    held out instead, and the note says so; with a single file, train and val share it.
-
-    Returns:
-      (train fonts, val fonts, note str describing the split).
-
-    Raises:
-      ValueError: when a named family is not among the fonts found, or holding it out leaves
-        no training font.
-    """
-    families = group_by_family(fonts)
-    if heldout_families:
-        unknown = sorted(set(heldout_families) - set(families))
-        if unknown:
-            raise ValueError(f"--heldout_font_families {unknown} not found; families found: "
-                             f"{sorted(families)}")
-        held = set(heldout_families)
-    elif len(families) >= 2:
-        count = min(len(families) - 1, max(1, round(heldout_fraction * len(families))))
-        held = set(sorted(families, key=lambda f: (len(families[f]), f))[:count])
-    else:
-        return _split_single_family(fonts)
-    train = [f for f in fonts if f.family not in held]
-    val = [f for f in fonts if f.family in held]
-    if not train:
-        raise ValueError(f"holding out {sorted(held)} leaves no font family for training")
-    note = (f"validation font families (held out of training): {sorted(held)}; "
-            f"training families: {sorted({f.family for f in train})}")
-    return train, val, note
-
-
 def _split_single_family(fonts):
     family = fonts[0].family
     if len(fonts) == 1:
@@ -95,7 +59,7 @@ def family_rank(family):
     return zlib.crc32(family.encode("utf-8")), family
 
 
-def split_families(fonts, heldout=None, fractions=None):
+def split_families(fonts, heldout=None, fractions=None, train_only=()):
     """Splits fonts three ways by family: train, val (validation) and val_ood (unseen fonts).
 
     Every family goes to exactly one split. Named families: `heldout` = {"val": [families],
@@ -107,7 +71,10 @@ def split_families(fonts, heldout=None, fractions=None):
     when there are >= 3 families, and training always keeps at least one family.
     With 2 families (or when the names leave only one family besides training) val and val_ood
     share the one held-out family; with 1 family, files (styles) are held out instead of a
-    family (as `split_fonts` does) and val_ood shares them. The note says so in either case.
+    family and val_ood shares them. The note says so in either case.
+    `train_only` names families the automatic choice never holds out and does not count (a font
+    library's families, whose held-out ones are chosen per category by the caller); when every
+    family is train_only, the automatic choice takes them all into account.
 
     Returns:
       ({"train": [FontInfo], "val": [FontInfo], "val_ood": [FontInfo]} in input order,
@@ -132,7 +99,9 @@ def split_families(fonts, heldout=None, fractions=None):
     if not free:
         raise ValueError(f"holding out {sorted(chosen['val'] | chosen['val_ood'])} leaves no "
                          "font family for training")
-    _choose_automatic(chosen, free, fractions, len(families))
+    candidates = [f for f in free if f not in set(train_only)] or free
+    counted = len([f for f in families if f not in set(train_only)]) or len(families)
+    _choose_automatic(chosen, candidates, fractions, counted)
     notes = _share_empty_splits(chosen)
     held = chosen["val"] | chosen["val_ood"]
     splits = {"train": [f for f in fonts if f.family not in held],

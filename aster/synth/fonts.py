@@ -15,6 +15,10 @@ Files with identical bytes (sha1) are used once: the first by sorted path; so ar
 that name the same face (the font's own family and style names: one face as .otf and .ttf, or
 from PyPI and Debian). `font_report` returns the usable fonts with the counts of candidates,
 duplicates and rejected files (with reasons); `find_fonts` returns only the fonts.
+
+A font library (`library_dirs`: the folder `make fonts-google` fills, read by fontsource.py)
+adds its .woff2 faces to the candidates; their family, category and license come from the
+library's metadata.json instead of the font's name table and the PANOSE rule.
 """
 
 import collections
@@ -25,6 +29,7 @@ import importlib.metadata
 import importlib.util
 import os
 
+from aster.synth import fontsource
 from aster.synth.font_checks import NO_CMAP, REQUIRED_CHARS, UNREADABLE, check_font
 from aster.synth.font_families import group_by_family
 
@@ -34,6 +39,8 @@ SYSTEM_FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "/usr/share/te
 PACKAGE_FONT_DIRS = (("matplotlib", "mpl-data/fonts/ttf"), ("reportlab", "fonts"),
                      ("pygame", ""), ("kivy", "data/fonts"), ("cv2", "qt/fonts"))
 _EXTENSIONS = (".ttf", ".otf", ".ttc")
+# The reason for a library family skipped for its metadata.json (fontsource.read_metadata).
+BAD_METADATA = "bad library metadata"
 
 
 class NoFontsError(ValueError):
@@ -76,6 +83,11 @@ class FontReport:
     def families(self):
         """{family: [FontInfo...]} of the usable fonts."""
         return group_by_family(self.fonts)
+
+    def category_counts(self):
+        """{category: number of families} of the usable fonts (a family's first file's)."""
+        return dict(collections.Counter(fs[0].category for fs in self.families().values())
+                    .most_common())
 
     def summary(self):
         """One line: "N candidate files, M duplicates (...), R rejected (...), U usable in F
@@ -178,7 +190,8 @@ def _drop_duplicates(paths):
     return [p for p in paths if p not in duplicates], duplicates
 
 
-def font_report(font_dirs=(), font_files=(), required=REQUIRED_CHARS):
+def font_report(font_dirs=(), font_files=(), required=REQUIRED_CHARS, library_dirs=(),
+                keep_caps_only=False):
     """Finds the usable fonts and says what was found.
 
     Args:
@@ -187,6 +200,10 @@ def font_report(font_dirs=(), font_files=(), required=REQUIRED_CHARS):
         fontTools and FreeType can read; one that is readable but fails the checks is rejected).
       required: the characters a usable font must draw (default a-z, A-Z, 0-9; a language's
         languages.Language.font_chars for aster-synth-words --language).
+      library_dirs: fontsource library folders (fontsource.library_faces) whose faces are added
+        to the candidates (not when font_files are given) with their metadata.
+      keep_caps_only: keep faces whose lower case draws like their upper case (FontInfo.caps_only)
+        instead of rejecting them.
 
     Returns:
       FontReport (`.summary()` is one printable line; `.fonts` may be empty).
@@ -194,46 +211,66 @@ def font_report(font_dirs=(), font_files=(), required=REQUIRED_CHARS):
     Raises:
       FontPathError: naming an explicit font file that is missing or unreadable as a font, or
         an explicit font folder that does not exist or holds no font file.
+      ValueError: a library folder that is missing or holds no face (a family whose
+        metadata.json is malformed is rejected with reason BAD_METADATA).
     """
+    library, bad_metadata = {}, {}
+    for directory in library_dirs:
+        faces, skipped = fontsource.library_faces(directory)
+        library.update(faces)
+        bad_metadata.update(skipped)
     if font_files:
         paths = sorted({os.path.realpath(p) for p in font_files})
         for path in paths:
             if not os.path.isfile(path):
                 raise FontPathError(path, f"font file {path!r} does not exist")
     else:
-        paths = candidate_files(font_dirs)
+        paths = sorted(set(candidate_files(font_dirs)) | set(library))
     unique, duplicates = _drop_duplicates(paths)
-    fonts, rejected, same_face, faces = [], {}, {}, {}
+    fonts, same_face, faces = [], {}, {}
+    rejected = {path: (BAD_METADATA, why) for path, why in bad_metadata.items()}
     for path in unique:
-        info, reason, detail = check_font(path, required)
-        if info is not None:
-            kept = faces.setdefault(detail.casefold(), path)
+        check = check_font(path, required, keep_caps_only)
+        if check.usable:
+            kept = faces.setdefault(check.face.casefold(), path)
             if kept == path:
-                fonts.append(info)
+                fonts.append(_with_metadata(check.info, library.get(path)))
             else:
                 same_face[path] = kept
             continue
-        if font_files and reason in (UNREADABLE, NO_CMAP):
-            raise FontPathError(path, f"font file {path!r} is not a readable font ({detail})")
-        rejected[path] = (reason, detail)
+        if font_files and check.reason in (UNREADABLE, NO_CMAP):
+            raise FontPathError(path, f"font file {path!r} is not a readable font "
+                                f"({check.detail})")
+        rejected[path] = (check.reason, check.detail)
     return FontReport(candidates=paths, duplicates=duplicates, rejected=rejected,
                       fonts=sorted(fonts, key=lambda f: f.path), same_face=same_face,
                       required=required)
 
 
-def find_fonts(font_dirs=(), font_files=(), required=REQUIRED_CHARS):
+def _with_metadata(info, meta):
+    """The FontInfo with a library face's family, category and license (unchanged if None)."""
+    if meta is None:
+        return info
+    return dataclasses.replace(info, family=meta.family, category=meta.category,
+                               license=meta.license, library=True)
+
+
+def find_fonts(font_dirs=(), font_files=(), required=REQUIRED_CHARS, library_dirs=(),
+               keep_caps_only=False):
     """Returns the usable fonts (FontInfo, sorted by path; identical files only once).
 
     Args:
       font_dirs: extra folders searched first.
       font_files: explicit font files; when given, only these are used.
       required: the characters a usable font must draw (see font_report).
+      library_dirs, keep_caps_only: see font_report.
 
     Raises:
       FontPathError: for an explicit font file or folder that cannot be used (see font_report).
       NoFontsError: when no usable font is found (the message says what was searched and how to
         install fonts).
     """
-    return font_report(font_dirs, font_files, required).require_fonts()
+    return font_report(font_dirs, font_files, required, library_dirs,
+                       keep_caps_only).require_fonts()
 
 

@@ -10,15 +10,22 @@ writes, in --output_dir:
   val_ood_curved.tfrecord         ... and half curved (arc or sine): words, font families and
                                   style mix (aster/synth/styles.py "ood") all disjoint
                                   from training; evaluate `val_ood_*.tfrecord` for the whole set
-  <split>_manifest.json           per split: fonts, word and length counts, style, speed
+  categories/val_ood_<category>.tfrecord   with --google_fonts: val_ood per font category
+                                  (font_plans.py), for an evaluation per category
+  <split>_manifest.json           per split: fonts, images per font category, word and length
+                                  counts, style, speed
   manifest.json                   all of it in one file
 
 Words: aster/synth/vocabulary.py (the english-words dictionary, or --word_list FILE), split
-three ways by a hash of the lower-cased text. `--language el|ru` draws Greek or Russian instead
-(aster/synth/languages.py: wordfreq's words, the fonts that draw the script, its letters in the
-generated strings) and writes the model's character set as charset.txt beside the records.
+three ways by a hash of the lower-cased text; `--text ascii94` adds punctuation templates
+(aster/synth/templates.py: prices, dates, e-mails...) for a 94-character model, up to 25
+characters. `--language el|ru` draws Greek or Russian instead (aster/synth/languages.py:
+wordfreq's words, the fonts that draw the script, its letters in the generated strings) and
+writes the model's character set as charset.txt beside the records.
 Fonts: every usable font on the machine (aster/synth/fonts.py; for --language, those that draw
-the script in both cases), split three ways by family (aster/synth/font_families.py). Every image
+the script in both cases) and, with --google_fonts DIR, the Google Fonts library of `make
+fonts-google`; split three ways by family (aster/synth/font_plans.py), reserved families
+(aster/synth/reserved_fonts.py) never in training. Every image
 carries `image/keypoints`: the top and bottom lines of its word through the drawn geometry
 (aster/synth/render.py).
 
@@ -40,7 +47,7 @@ import time
 import numpy as np
 
 from aster.core import charsets
-from aster.synth import font_families, languages, render, styles, vocabulary
+from aster.synth import font_families, font_plans, languages, render, styles, vocabulary
 from aster.synth import fonts as fonts_lib
 from aster.tools import tfrecord_utils
 from aster.utils import cli, cli_logging
@@ -49,6 +56,13 @@ from aster.utils import cli, cli_logging
 RENDER_SPLITS = (("train", 0, "train", "train", None), ("val", 1, "val", "train", None),
                  ("val_ood_straight", 2, "val_ood", "ood", 0.0),
                  ("val_ood_curved", 3, "val_ood", "ood", 1.0))
+# With a font library: val_ood per category (font_plans.CATEGORY_SPLITS: the held-out families
+# of font_categories.VAL_OOD_FAMILIES, val_ood's words and style, curved or not as the style
+# draws), written as categories/val_ood_<category>.tfrecord (outside the `val_ood_*` pattern
+# that reads val_ood).
+CATEGORY_RENDER_SPLITS = tuple((name, 4 + i, name, "ood", None)
+                               for i, name in enumerate(font_plans.CATEGORY_SPLITS))
+CATEGORY_DIR = "categories"
 DISJOINT_MODES = ("both", "words", "fonts", "none")
 _CHUNK = 128
 _FONT_TRIES = 8
@@ -64,11 +78,12 @@ class SplitPlan:
     vocabulary: vocabulary.Vocabulary
     families: tuple  # ((family, (FontInfo, ...)), ...)
     style: styles.RenderStyle
+    categories: tuple = ()  # font_plans.category_table(families): () draws families uniformly
 
 
 def make_plans(fonts, seed=0, val_disjoint="both", heldout=None, style=styles.TRAIN_STYLE,
                ood_style=styles.OOD_STYLE, word_list=None, random_fraction=0.3,
-               max_length=16, language=None):
+               max_length=None, language=None, text="words"):
     """Returns ({render split: SplitPlan}, font note) for the fonts found.
 
     Args:
@@ -78,20 +93,21 @@ def make_plans(fonts, seed=0, val_disjoint="both", heldout=None, style=styles.TR
         taken from `style`).
       word_list: optional path of a word file replacing the dictionary.
       language: optional languages.Language: its word list (unless word_list) and letters.
+      max_length, text: longest text (None: the text's) and what is drawn (vocabulary.TEXTS).
+
+    Fonts are split by font_plans.split_for_run: reserved families never train, and a font
+    library adds its per-category val_ood splits and category-weighted sampling.
 
     Raises:
       ValueError: an unknown val_disjoint mode, a named family that does not exist, a word list
-        without a usable word.
+        without a usable word, no training font left.
     """
     if val_disjoint not in DISJOINT_MODES:
         raise ValueError(f"val_disjoint {val_disjoint!r}; expected one of {DISJOINT_MODES}")
-    if val_disjoint in ("both", "fonts"):
-        font_splits, note = font_families.split_families(fonts, heldout)
-    else:
-        font_splits = {split: fonts for split in vocabulary.SPLITS}
-        note = "train and validation share all fonts"
+    font_splits, note = font_plans.split_for_run(fonts, heldout,
+                                                 disjoint=val_disjoint in ("both", "fonts"))
     vocabularies = vocabulary.build_all(word_list, random_fraction, max_length,
-                                        language=language)
+                                        language=language, text=text)
     if val_disjoint not in ("both", "words"):
         vocabularies = {s: _merged(vocabularies, s) for s in vocabulary.SPLITS}
     ood_style = ood_style.replace(height=style.height, width=style.width,
@@ -99,13 +115,17 @@ def make_plans(fonts, seed=0, val_disjoint="both", heldout=None, style=styles.TR
                                   min_legibility=style.min_legibility,
                                   legibility_tries=style.legibility_tries)
     plans = {}
-    for name, split_id, split, preset, curve_prob in RENDER_SPLITS:
+    for name, split_id, split, preset, curve_prob in RENDER_SPLITS + CATEGORY_RENDER_SPLITS:
+        if split not in font_splits:
+            continue
         split_style = style if preset == "train" else ood_style
         if curve_prob is not None:
             split_style = split_style.replace(curve_prob=curve_prob)
         families = font_families.group_by_family(font_splits[split])
-        plans[name] = SplitPlan(name, split_id, seed, vocabularies[split],
-                                tuple((f, tuple(fs)) for f, fs in families.items()), split_style)
+        families = tuple((f, tuple(fs)) for f, fs in families.items())
+        words = vocabularies["val_ood" if split.startswith("val_ood") else split]
+        plans[name] = SplitPlan(name, split_id, seed, words, families, split_style,
+                                font_plans.category_table(families))
     return plans, note
 
 
@@ -122,27 +142,31 @@ def _merged(vocabularies, split):
 
 
 def _choose(plan, rng):
-    """(text, FontInfo, skips): a text and a font of the split that draws every character."""
+    """(text, FontInfo, skips): a text and a font of the split that draws every character.
+
+    The text is as the font draws it (FontInfo.drawn_text: upper case for a caps-only face), so
+    the label is what the image shows."""
     skips = 0
     for _ in range(100):
         text = plan.vocabulary.draw(rng)
         for _ in range(_FONT_TRIES):
-            _, members = plan.families[int(rng.integers(len(plan.families)))]
+            members = font_plans.draw_family(plan.families, plan.categories, rng)
             font = members[int(rng.integers(len(members)))]
             if font.can_draw(text):
-                return text, font, skips
+                return font.drawn_text(text), font, skips
             skips += 1
     raise ValueError(f"no font of split {plan.split} draws any of 100 drawn words (last "
                      f"{text!r}): check --fonts / --word_list")
 
 
 def render_one(plan, index):
-    """Renders image `index` of a split: (Rendered, text, filename, font-word skips)."""
+    """Renders image `index` of a split: (Rendered, text, filename, font-word skips, font
+    category)."""
     rng = np.random.default_rng(np.random.SeedSequence([plan.seed, plan.split_id, index]))
     text, font, skips = _choose(plan, rng)
     rendered = render.render(text, font.path, rng, plan.style)
     name = f"synth/{plan.split}/{index:08d}/{os.path.splitext(os.path.basename(font.path))[0]}"
-    return rendered, text, name, skips
+    return rendered, text, name, skips, font.category
 
 
 _WORKER_PLAN = None
@@ -187,11 +211,13 @@ def generate(plan, count, output_path, num_shards=1, num_workers=1):
     """Renders `count` images of a split into TFRecords; returns (paths, seconds, stats)."""
     start = time.monotonic()
     stats = {"lengths": collections.Counter(), "curves": collections.Counter(),
-             "backgrounds": collections.Counter(), "font_word_skips": 0, "illegible_redraws": 0}
+             "backgrounds": collections.Counter(), "categories": collections.Counter(),
+             "font_word_skips": 0, "illegible_redraws": 0}
 
     def examples():
-        for rendered, text, name, skips in _rendered(plan, count, num_workers):
+        for rendered, text, name, skips, category in _rendered(plan, count, num_workers):
             stats["lengths"][len(text)] += 1
+            stats["categories"][category or "unknown"] += 1
             stats["curves"][rendered.curve or "none"] += 1
             stats["backgrounds"][rendered.background] += 1
             stats["font_word_skips"] += skips
@@ -224,9 +250,18 @@ def _manifest(plan, count, paths, seconds, stats, note, args):
         "num_families": len(plan.families),
         "num_fonts": sum(len(fs) for _, fs in plan.families),
         "fonts": {family: [f.path for f in fs] for family, fs in plan.families},
+        # Images per font category, the category of each family and the sampling weights
+        # (font_categories.py; {} when families are drawn uniformly, without a font library).
+        "images_per_category": dict(sorted(stats["categories"].items())),
+        "font_categories": {family: fs[0].category for family, fs in plan.families},
+        "category_weights": {c: round(w, 4) for c, w, _ in plan.categories},
+        "caps_only_fonts": sorted(f.path for _, fs in plan.families for f in fs if f.caps_only),
         "style": dataclasses.asdict(plan.style),
         "random_fraction": plan.vocabulary.random_fraction,
         "max_length": plan.vocabulary.max_length,
+        "text": args.text,
+        # Share of each source, the casing mix and the template kinds (vocabulary.text_mix).
+        "text_mix": vocabulary.text_mix(plan.vocabulary),
     }
 
 
@@ -258,8 +293,14 @@ def build_parser():
                         "before the check existed")
     parser.add_argument("--random_fraction", type=float, default=0.3,
                         help="share of generated strings (letters, digits, dates, prices...)")
-    parser.add_argument("--max_length", type=int, default=16,
-                        help="longest text (keep it below the decoder's max_num_steps)")
+    parser.add_argument("--max_length", type=int, default=None,
+                        help="longest text (keep it below the decoder's max_num_steps; "
+                        "default: 16, 25 with --text ascii94)")
+    parser.add_argument("--text", choices=sorted(vocabulary.TEXTS), default="words",
+                        help="what is drawn: words (dictionary words and generated strings, for "
+                        "a 36-class model) or ascii94 (also punctuation templates: prices, "
+                        "times, dates, e-mails..., case kept, the 94 printable ASCII "
+                        "characters, up to 25; English only); see aster/synth/vocabulary.py")
     parser.add_argument("--word_list", default=None,
                         help="a UTF-8 file of words, one per line, instead of the dictionary")
     parser.add_argument("--language", choices=(languages.ENGLISH, *languages.LANGUAGES),
@@ -278,6 +319,14 @@ def build_parser():
                         help="comma-separated font families for val_ood only (default: "
                         "automatic)")
     parser.add_argument("--font_dirs", nargs="*", default=[], help="extra font folders")
+    parser.add_argument("--google_fonts", default=None, metavar="DIR",
+                        help="a Google Fonts library folder (`make fonts-google`: "
+                        "data/fonts_google): its families train, sampled by category "
+                        "(aster/synth/font_categories.py), caps-only faces drawn in upper "
+                        "case, and a few per category held out for val_ood_<category>")
+    parser.add_argument("--num_val_ood_per_category", type=int, default=500,
+                        help="images of each categories/val_ood_<category>.tfrecord (only with "
+                        "--google_fonts)")
     parser.add_argument("--fonts", nargs="*", default=[], help="use only these font files")
     parser.add_argument("--list_fonts", action="store_true",
                         help="print the usable fonts by family and the split, then exit")
@@ -305,7 +354,8 @@ def _heldout(args):
     return {k: v for k, v in named.items() if v} or None
 
 
-def _jobs(args):
+def _jobs(args, plans=()):
+    """[(render split, images, shards)] that the flags ask for (category splits: those planned)."""
     jobs = []
     for name, _, split, _, _ in RENDER_SPLITS:
         if args.split in ("all", split) or (args.split == "both" and split != "val_ood"):
@@ -317,7 +367,18 @@ def _jobs(args):
                 half = args.num_val_ood // 2
                 count = half if name.endswith("straight") else args.num_val_ood - half
                 jobs.append((name, count, args.num_val_shards))
+    if args.split in ("all", "val_ood"):
+        jobs.extend((name, args.num_val_ood_per_category, args.num_val_shards)
+                    for name, *_ in CATEGORY_RENDER_SPLITS if name in plans)
     return [job for job in jobs if job[1] > 0]
+
+
+def _record_path(output_dir, name):
+    """Where a render split's records go (category splits: in CATEGORY_DIR)."""
+    if name in font_plans.CATEGORY_SPLITS:
+        os.makedirs(os.path.join(output_dir, CATEGORY_DIR), exist_ok=True)
+        return os.path.join(output_dir, CATEGORY_DIR, f"{name}.tfrecord")
+    return os.path.join(output_dir, f"{name}.tfrecord")
 
 
 def run(args):
@@ -328,14 +389,18 @@ def run(args):
             raise ValueError("--charset needs --word_list FILE (the words to draw)")
         language = languages.from_charset_file(args.charset)
     required = language.font_chars if language else fonts_lib.REQUIRED_CHARS
-    fonts = fonts_lib.find_fonts(args.font_dirs, args.fonts, required)
+    library = [args.google_fonts] if args.google_fonts else []
+    fonts = fonts_lib.find_fonts(args.font_dirs, args.fonts, required, library_dirs=library,
+                                 keep_caps_only=bool(library))
     plans, note = make_plans(fonts, args.seed, args.val_disjoint, _heldout(args), _style(args),
                              word_list=args.word_list, random_fraction=args.random_fraction,
-                             max_length=args.max_length, language=language)
+                             max_length=args.max_length, language=language, text=args.text)
     print(f"aster-synth-words: {len(fonts)} usable fonts in "
           f"{len(font_families.group_by_family(fonts))} families; {note}")
     for name, plan in plans.items():
-        print(f"  {name}: {len(plan.families)} families, {plan.vocabulary.num_words} words")
+        weights = ", ".join(f"{c} {w:.0%} ({len(i)})" for c, w, i in plan.categories)
+        print(f"  {name}: {len(plan.families)} families, {plan.vocabulary.num_words} words"
+              + (f"; categories (weight, families): {weights}" if weights else ""))
     if args.list_fonts:
         for family, members in font_families.group_by_family(fonts).items():
             print(f"  {family}: {', '.join(os.path.basename(f.path) for f in members)}")
@@ -346,9 +411,8 @@ def run(args):
         with open(os.path.join(args.output_dir, "charset.txt"), "w", encoding="utf-8") as f:
             f.write("\n".join(chars) + "\n")
     manifests = {}
-    for name, count, shards in _jobs(args):
-        paths, seconds, stats = generate(plans[name], count,
-                                         os.path.join(args.output_dir, f"{name}.tfrecord"),
+    for name, count, shards in _jobs(args, plans):
+        paths, seconds, stats = generate(plans[name], count, _record_path(args.output_dir, name),
                                          shards, args.num_workers)
         manifests[name] = _manifest(plans[name], count, paths, seconds, stats, note, args)
         with open(os.path.join(args.output_dir, f"{name}_manifest.json"), "w") as f:

@@ -32,7 +32,6 @@ from PIL import Image, ImageChops, ImageDraw, ImageFilter, ImageFont
 from aster.synth import backgrounds, geometry
 from aster.synth.styles import TRAIN_STYLE, clean
 
-SUPERSAMPLE = 1
 KEYPOINTS_PER_CURVE = 10
 _THIN_LUT = [max(0, min(255, 2 * v - 200)) for v in range(256)]
 _NEIGHBOUR_CHARS = np.array(list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"))
@@ -214,16 +213,13 @@ def _sample(masks, warps, crop, size, curved):
     """The masks seen through the warps in the crop, at the output size: [h, w] float32 in
     [0, 1] each (None stays None).
 
-    Sampled piecewise bilinearly (PIL's MESH transform, exact at the cell corners; see
-    geometry.mesh) at SUPERSAMPLE times the output size, then box-filtered down."""
-    s = SUPERSAMPLE
-    big = (size[0] * s, size[1] * s)
-    cells = geometry.mesh(warps, crop, big, curved)
+    Sampled piecewise bilinearly at the output size (PIL's MESH transform, exact at the cell
+    corners; see geometry.mesh)."""
+    cells = geometry.mesh(warps, crop, size, curved)
     out = []
     for mask in masks:
         if mask is not None:
-            mask = geometry.transform_mesh(mask, big, cells)
-            mask = (mask.reduce(s) if s > 1 else mask)
+            mask = geometry.transform_mesh(mask, size, cells)
             mask = backgrounds.to_array(mask).astype(np.float32) * np.float32(1 / 255)
         out.append(mask)
     return out
@@ -359,7 +355,7 @@ def _draft(text, font_path, rng, style):
     """Steps 1-5 of the module docstring: (image, legibility, keypoints, curve, background)."""
     if rng.random() < style.clean_prob:
         style = clean(style)
-    font = _font(font_path, round(style.height * SUPERSAMPLE * _uniform(rng, style.font_scale)))
+    font = _font(font_path, round(style.height * _uniform(rng, style.font_scale)))
     masks, box = _flat_masks(text, font, rng, style)
     warps, curve = _warps(box, rng, style)
     crop = _crop(warps, box, rng, style)

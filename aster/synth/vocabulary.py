@@ -1,4 +1,4 @@
-"""The words synthetic images show: dictionary words, random strings and digit strings.
+"""The words synthetic images show: dictionary words, generated strings and punctuation templates.
 
 Dictionary words come from the `english-words` package (pinned in setup.py): the union of its
 `web2` (Webster's Second International, ~236k words) and `gcide` (~115k) lists, letters only,
@@ -9,13 +9,25 @@ package is pure data with no dependencies. `--word_list FILE` replaces it with a
 
 Sampling (`Vocabulary.draw`): a word's length is drawn first, with the weights LENGTH_WEIGHTS
 over the lengths the split has (long words far more often than in running text), then a word of
-that length uniformly (rare words as often as common ones); its case is lower, Capitalised or
-UPPER. A `random_fraction` of the texts are random strings instead: letters,
-letters and digits, or digit strings shaped like dates, times, prices, phone numbers and plain
-numbers.
+that length uniformly (rare words as often as common ones); its case is lower (50%), Capitalised
+(30%) or UPPER (20%) (CASE_WEIGHTS). A `random_fraction` of the texts are random strings
+instead: letters, letters and digits, or digit strings shaped like dates, times, prices, phone
+numbers and plain numbers.
+
+What is drawn (`aster-synth-words --text`, TEXTS):
+  * `words` (the default, `make train`'s data): 70% dictionary words, 30% generated strings (the
+    --random_fraction), at most 16 characters. Labels keep their case and the few marks of the
+    generated strings ($ . % - / :); a 36-class model's string filtering folds them away.
+  * `ascii94`: 40% dictionary words, 30% generated strings, 30% punctuation templates
+    (templates.py: prices, times, dates, percentages, abbreviations with dots, contractions,
+    hyphenated words, #42, domains, e-mail-like tokens, quoted and bracketed words, words followed
+    by , . ! ? : ;), cased with the same mix, at most 25 characters: the 94 printable ASCII
+    characters for a 94-class model. A --random_fraction R leaves 70% - R dictionary words.
+The manifest states these shares (`text_mix`).
 
 Splits: a text belongs to the split given by crc32(lower-cased text) % 20 (0: val, 1: val_ood,
-else train), for list words and generated strings alike, so the three splits never share a word.
+else train), for list words, generated strings and templates alike, so the three splits never
+share a text; a template's words are also its split's words (`(gruis)` in val: gruis is a val word).
 Single characters are the exception: every split has all of them (`in_split`). There are only 36,
 so hashing them gave val two ("o" and "6") and val_ood two ("b", "k") that training never showed
 alone, and 4% of val was 87 images of a lone "o" or "6" (a lone "o" is read as the digit 0). A
@@ -32,6 +44,8 @@ import zlib
 
 import numpy as np
 
+from aster.synth import templates
+
 SPLITS = ("train", "val", "val_ood")
 # text_split's hash buckets: 0 is val, 1 val_ood, the others train; the share each split gets.
 _BUCKETS = 20
@@ -45,7 +59,21 @@ RANDOM_KINDS = (("letters", 0.35), ("alphanumeric", 0.3), ("number", 0.1), ("dat
 # shaped like words in running text (most 4-9 letters) with a long tail, so a 12-16 letter word
 # is still ~1 in 8, far more than in a frequency list (mean ~7 letters). Within a length, words
 # are drawn uniformly, so rare words are as likely as common ones.
-LENGTH_WEIGHTS = (3, 5, 8, 10, 11, 11, 10, 9, 8, 7, 5, 4, 3, 2, 2, 2)
+# Past 16 letters (--max_length > 16) the tail thins out: the dictionary has 6 words of 25 letters.
+LENGTH_WEIGHTS = (3, 5, 8, 10, 11, 11, 10, 9, 8, 7, 5, 4, 3, 2, 2, 2,
+                  1, 1, 1, 0.5, 0.5, 0.5, 0.2, 0.2, 0.2)
+
+
+@dataclasses.dataclass(frozen=True)
+class Text:
+    """What `aster-synth-words --text NAME` draws: the share of punctuation templates and the
+    longest text unless --max_length says otherwise."""
+
+    template_fraction: float
+    max_length: int
+
+
+TEXTS = {"words": Text(0.0, 16), "ascii94": Text(0.3, 25)}
 
 
 class VocabularyError(ValueError):
@@ -101,6 +129,7 @@ class Vocabulary:
     keep_case: bool = False
     shared: bool = False  # every split's words (validation not word-disjoint)
     language: object = None  # languages.Language, or None for English
+    template_fraction: float = 0.0  # share of punctuation templates (templates.py)
 
     @property
     def num_words(self):
@@ -111,11 +140,17 @@ class Vocabulary:
         return {length: len(words) for length, words in self.by_length}
 
     def draw(self, rng):
-        """One text of this split: a list word in some case, or a generated string."""
-        if rng.random() < self.random_fraction or not self.by_length:
+        """One text of this split: a list word in some case, a generated string or a template."""
+        source = rng.random()
+        if source < self.random_fraction or not self.by_length:
             for _ in range(1000):
                 text = random_string(rng, self.max_length, self.language)
                 if self.shared or self._keeps(text, rng):
+                    return text
+        elif source < self.random_fraction + self.template_fraction:
+            for _ in range(1000):
+                text = templates.draw(rng, self._pick, self._recase)
+                if len(text) <= self.max_length and (self.shared or self._keeps(text, rng)):
                     return text
         words = self.by_length[weighted_index(rng, self._length_cumulative)][1]
         word = words[int(rng.integers(len(words)))]
@@ -126,9 +161,33 @@ class Vocabulary:
             return self.language.cased(word, case)
         return (word, word.capitalize(), word.upper())[case]
 
+    def _pick(self, rng, longest):
+        """A list word of this split of at most `longest` characters (the length weights)."""
+        count = sum(1 for length, _ in self.by_length if length <= longest) or 1
+        words = self.by_length[weighted_index(rng, self._length_cumulative[:count])][1]
+        return words[int(rng.integers(len(words)))]
+
+    def _recase(self, rng, text):
+        """`text` in the casing mix (CASE_WEIGHTS); as written for a user's list (keep_case)."""
+        if self.keep_case:
+            return text
+        case = weighted_index(rng, _CASE_CUMULATIVE)
+        return text if case == 0 else text[:1].upper() + text[1:] if case == 1 else text.upper()
+
+    def sources(self):
+        """{source: share of the texts drawn}: dictionary (or list) words, generated strings,
+        punctuation templates."""
+        if not self.by_length:  # no list word in this split: generated strings only
+            return {"dictionary words": 0.0, "generated strings": 1.0, "punctuation templates": 0.0}
+        words = 1.0 - self.random_fraction - self.template_fraction
+        return {"dictionary words": round(words, 6),
+                "generated strings": round(self.random_fraction, 6),
+                "punctuation templates": round(self.template_fraction, 6)}
+
     def _keeps(self, text, rng):
-        """Whether a generated string is drawn in this split: by its hash, or, for a single
-        character (in every split), with the split's share, as often as a longer text."""
+        """Whether a generated string or template is drawn in this split: by its hash, or, for
+        a single character (in every split), with the split's share, as often as a longer
+        text."""
         if len(text) == 1:
             return rng.random() < SPLIT_SHARES[self.split]
         return text_split(text) == self.split
@@ -140,7 +199,7 @@ class Vocabulary:
 
 
 def build(split, words, random_fraction=0.3, max_length=16, can_draw=None, source="word list",
-          keep_case=False, language=None):
+          keep_case=False, language=None, template_fraction=0.0):
     """The Vocabulary of `split` from `words` (those of the split, at most max_length long).
 
     Args:
@@ -153,15 +212,16 @@ def build(split, words, random_fraction=0.3, max_length=16, can_draw=None, sourc
       keep_case: draw list words as written (a user's list) instead of re-casing them.
       language: languages.Language of the words (its letters for generated strings, its case
         rules), or None for English.
+      template_fraction: share of punctuation templates (templates.py; English only).
 
     Raises:
       VocabularyError: no word of the list is usable for any split.
-      ValueError: an unknown split or a bad fraction / length.
+      ValueError: an unknown split, a bad fraction / length, fractions over 1 together, or
+        templates with a language.
     """
     if split not in SPLITS:
         raise ValueError(f"split {split!r}; expected one of {SPLITS}")
-    if not 0.0 <= random_fraction <= 1.0:
-        raise ValueError(f"random_fraction must be in [0, 1], got {random_fraction}")
+    _check_mix(random_fraction, template_fraction, language)
     if max_length < 1:
         raise ValueError(f"max_length must be >= 1, got {max_length}")
     usable = [w for w in words if 1 <= len(w) <= max_length and (can_draw is None or can_draw(w))]
@@ -174,13 +234,41 @@ def build(split, words, random_fraction=0.3, max_length=16, can_draw=None, sourc
             groups[len(word)].append(word)
     by_length = tuple((length, tuple(groups[length])) for length in sorted(groups))
     return Vocabulary(split, by_length, random_fraction, max_length, keep_case,
-                      language=language)
+                      language=language, template_fraction=template_fraction)
 
 
-def build_all(word_list_path=None, random_fraction=0.3, max_length=16, can_draw=None,
-              language=None):
+def _check_mix(random_fraction, template_fraction, language):
+    """Raises ValueError for shares outside [0, 1] or over 1 together, or templates with a
+    language."""
+    if not 0.0 <= random_fraction <= 1.0:
+        raise ValueError(f"random_fraction must be in [0, 1], got {random_fraction}")
+    if not 0.0 <= template_fraction <= 1.0 - random_fraction + 1e-9:
+        raise ValueError(f"random_fraction {random_fraction} + template_fraction "
+                         f"{template_fraction} (punctuation templates, --text): each in [0, 1] "
+                         "and together at most 1")
+    if template_fraction and language is not None:
+        raise ValueError(f"punctuation templates (--text) are English ASCII text, not language "
+                         f"{language.code!r} ({language.name}): use --text words")
+
+
+def build_all(word_list_path=None, random_fraction=0.3, max_length=None, can_draw=None,
+              language=None, text="words"):
     """{split: Vocabulary} from the dictionary, the language's word list (languages.Language)
-    or the file at word_list_path."""
+    or the file at word_list_path.
+
+    Args:
+      text: a name of TEXTS (aster-synth-words --text): the share of punctuation templates.
+      max_length: longest text; None: the text's (TEXTS).
+      (the others as in `build`)
+
+    Raises:
+      ValueError: an unknown text, or as `build`.
+    """
+    if text not in TEXTS:
+        raise ValueError(f"text {text!r}; expected one of {sorted(TEXTS)}")
+    _check_mix(random_fraction, TEXTS[text].template_fraction, language)
+    if max_length is None:
+        max_length = TEXTS[text].max_length
     if word_list_path:
         words, source, keep_case = read_word_list(word_list_path), word_list_path, True
         if language is not None:  # a user's list for a script: words it can label
@@ -190,7 +278,7 @@ def build_all(word_list_path=None, random_fraction=0.3, max_length=16, can_draw=
     else:
         words, source, keep_case = dictionary_words(), "english-words web2+gcide", False
     return {split: build(split, words, random_fraction, max_length, can_draw, source, keep_case,
-                         language) for split in SPLITS}
+                         language, TEXTS[text].template_fraction) for split in SPLITS}
 
 
 # ------------------------------------------------------------------------- generated strings
@@ -277,10 +365,19 @@ _GENERATORS = {"letters": _letters, "alphanumeric": _alphanumeric, "number": _nu
                "date": _date, "time": _time, "price": _price, "phone": _phone}
 
 
+def text_mix(vocab):
+    """Manifest entry: the share of each source, the casing mix and the template kinds."""
+    case = ("as written" if vocab.keep_case else
+            dict(zip(("lower", "Capitalised", "UPPER"), CASE_WEIGHTS, strict=True)))
+    kinds = dict(templates.KINDS) if vocab.template_fraction else {}
+    return {"sources": vocab.sources(), "case": case, "template_kinds": kinds}
+
+
 def describe(vocabularies):
-    """Manifest entry: distinct words and length histogram per split."""
+    """Manifest entry: distinct words, length histogram and text mix per split."""
     return {split: {"num_words": v.num_words,
-                    "length_histogram": {str(k): n for k, n in v.length_histogram().items()}}
+                    "length_histogram": {str(k): n for k, n in v.length_histogram().items()},
+                    "text_mix": text_mix(v)}
             for split, v in vocabularies.items()}
 
 

@@ -36,6 +36,7 @@ import sys
 import numpy as np
 
 from aster import pretrained
+from aster.synth import reserved_fonts
 from aster.tf_setup import tf
 from aster.utils import checkpoints, cli_logging, config_util
 
@@ -165,7 +166,12 @@ DATA_FIELDS = ("num_images", "seed", "words", "num_words", "random_fraction", "m
 def data_facts(manifests):
     """What the card says of the training data, from the manifest.json of each folder that
     aster-synth-words wrote for it: the train splits' size, seeds, word source and font families
-    (the union), and the other splits' sizes."""
+    (the union), and the other splits' sizes.
+
+    Raises:
+      ValueError: when a training family is reserved for outside evaluation
+        (aster/synth/reserved_fonts.py): such a card cannot be written.
+    """
     trains = [m["splits"]["train"] for m in manifests]
     facts = {k: trains[0][k] for k in DATA_FIELDS if k in trains[0]}
     facts["num_images"] = sum(t["num_images"] for t in trains)
@@ -176,6 +182,8 @@ def data_facts(manifests):
     if len(trains) > 1:
         facts["seed"] = ", ".join(str(t.get("seed", "?")) for t in trains)
     facts["font_families"] = sorted(set().union(*(t.get("fonts", {}) for t in trains)))
+    reserved_fonts.check_training_families(facts["font_families"],
+                                           "the training data's manifest.json (splits.train.fonts)")
     facts["other_splits"] = {name: split["num_images"] for m in manifests
                              for name, split in m["splits"].items() if name != "train"}
     return facts
@@ -230,7 +238,7 @@ def write(args):
     """Writes the model folder; returns the card's facts."""
     from aster.tools import model_card
 
-    checkpoint = checkpoints.find_checkpoint(args.checkpoint_path or args.train_dir)
+    checkpoint = checkpoints.resolve(args.checkpoint_path or args.train_dir, "--checkpoint_path")
     step = checkpoints.checkpoint_step(checkpoint)
     config_path = os.path.join(args.train_dir, config_util.PIPELINE_FILENAME)
     config = config_util.load_pipeline_config(config_path)
@@ -245,7 +253,7 @@ def write(args):
         "beam": evaluation(args.eval_dir, step, "the beam-search evaluation"),
         "greedy": evaluation(args.greedy_eval_dir, step, "the greedy evaluation"),
         "curve": curve(args.eval_dir),
-        "bfloat16": config.train_config.bfloat16,
+        "bfloat16": config.train_config.mixed_precision,
         "batch_size": sum(config.train_config.batch_size),
         "packaged_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "packaged_commit": _git("rev-parse", "HEAD"),

@@ -49,42 +49,6 @@ def test_explicit_unreadable_font_file_raises_naming_it(tmp_path):
         fonts.find_fonts(font_files=[missing])
 
 
-def test_split_fonts_holds_out_smallest_families():
-    found = _fake("A", 3) + _fake("B", 1) + _fake("C", 2) + _fake("D", 4) + _fake("E", 5)
-    train, val, note = font_families.split_fonts(found)
-    assert {f.family for f in val} == {"B"}
-    assert {f.family for f in train} == {"A", "C", "D", "E"}
-    assert "B" in note
-
-
-def test_split_fonts_named_families():
-    found = _fake("A", 2) + _fake("B", 2) + _fake("C", 2)
-    train, val, _ = font_families.split_fonts(found, heldout_families=("A", "C"))
-    assert {f.family for f in val} == {"A", "C"} and {f.family for f in train} == {"B"}
-
-
-def test_split_fonts_unknown_family_raises():
-    with pytest.raises(ValueError, match="'Z'.*not found"):
-        font_families.split_fonts(_fake("A", 2) + _fake("B", 1), heldout_families=("Z",))
-
-
-def test_split_fonts_holding_out_every_family_raises():
-    with pytest.raises(ValueError, match="leaves no font family"):
-        font_families.split_fonts(_fake("A", 2) + _fake("B", 1), heldout_families=("A", "B"))
-
-
-def test_split_fonts_single_family_holds_out_files():
-    found = _fake("A", 8)
-    train, val, note = font_families.split_fonts(found)
-    assert len(val) == 2 and not set(val) & set(train) and len(train) == 6
-    assert "only one font family" in note
-
-
-def test_split_fonts_single_file_is_shared():
-    train, val, note = font_families.split_fonts(_fake("A", 1))
-    assert train == val and "share it" in note
-
-
 class _FakeDistribution:
     """Stands in for an importlib.metadata.Distribution installed under `root`."""
 
@@ -216,8 +180,9 @@ def test_small_caps_font_is_rejected():
     if not paths:
         pytest.skip("no small-caps font on this machine (Debian fonts-go or fonts-adf-irianis)")
     for path in paths:
-        info, reason, _ = font_checks.check_font(path)
-        assert info is None and reason == font_checks.ALL_CAPS
+        check = font_checks.check_font(path)
+        assert not check.usable and check.reason == font_checks.ALL_CAPS
+        assert font_checks.check_font(path, keep_caps_only=True).info.caps_only
 
 
 # ---- split_families

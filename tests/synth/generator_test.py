@@ -206,3 +206,37 @@ def test_empty_word_list_names_it(machine_fonts, tmp_path, capsys):
 def test_make_plans_unknown_mode_raises(machine_fonts):
     with pytest.raises(ValueError, match="val_disjoint"):
         generator.make_plans(machine_fonts, val_disjoint="some")
+
+
+# ---- a Google Fonts library (tests/data/fonts: one family per category, caps-only, reserved)
+
+
+def test_google_fonts_library_renders_every_category(tmp_path, read_records):
+    library = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "fonts")
+    faces = sorted(str(p) for p in __import__("pathlib").Path(library).glob("*/files/*.woff2"))
+    code = generator.main(["--output_dir", str(tmp_path), "--num_train", "120", "--num_val",
+                           "10", "--num_val_ood", "10", "--num_val_ood_per_category", "12",
+                           "--num_shards", "1", "--num_workers", "1", "--fonts", *faces,
+                           "--google_fonts", library, "--heldout_font_families", "Abel",
+                           "--ood_font_families", "VT323"])
+    assert code == 0
+    manifest = json.loads((tmp_path / "train_manifest.json").read_text())
+    assert set(manifest["fonts"]) == {"Prata", "Schoolbell", "Bangers"}  # Bebas Neue reserved
+    assert set(manifest["images_per_category"]) == {"serif", "handwriting", "display"}
+    assert sum(manifest["images_per_category"].values()) == 120
+    assert manifest["category_weights"] == {"serif": 0.3333, "display": 0.3333,
+                                            "handwriting": 0.3333}
+    assert [os.path.basename(p) for p in manifest["caps_only_fonts"]] == [
+        "bangers-latin-400-normal.woff2"]
+    records = read_records(str(tmp_path / "train.tfrecord"))
+    caps = [r["transcript"] for r in records if "bangers" in r["filename"]]
+    assert caps and all(t == t.upper() for t in caps)
+    assert any(t != t.upper() for r in records if "bangers" not in r["filename"]
+               for t in [r["transcript"]])
+    for category, family in (("display", "titan-one"), ("handwriting", "handlee")):
+        path = tmp_path / generator.CATEGORY_DIR / f"val_ood_{category}.tfrecord"
+        records = read_records(str(path))
+        assert len(records) == 12 and all(family in r["filename"] for r in records)
+        split_manifest = json.loads((tmp_path / f"val_ood_{category}_manifest.json").read_text())
+        assert split_manifest["images_per_category"] == {category: 12}
+    assert not (tmp_path / generator.CATEGORY_DIR / "val_ood_serif.tfrecord").exists()

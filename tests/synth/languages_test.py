@@ -113,8 +113,9 @@ def test_a_font_that_lacks_the_script_is_rejected_for_it(machine_fonts):
     latin_only = [f for f in machine_fonts if "α" not in f.chars]
     if not latin_only:
         pytest.skip("every font on this machine draws Greek")
-    info, reason, detail = font_checks.check_font(latin_only[0].path, EL.font_chars)
-    assert info is None and reason == font_checks.MISSING_CHARS and "α" in detail
+    check = font_checks.check_font(latin_only[0].path, EL.font_chars)
+    assert check.info is None and check.reason == font_checks.MISSING_CHARS
+    assert "α" in check.detail
 
 
 @pytest.mark.parametrize("code", sorted(languages.LANGUAGES))
@@ -132,7 +133,7 @@ def test_words_of_the_script_render_only_with_fonts_that_draw_them(code, machine
                                styles.TRAIN_STYLE)
     skips = 0
     for index in range(24):
-        rendered, text, name, skipped = generator.render_one(plan, index)
+        rendered, text, name, skipped, _ = generator.render_one(plan, index)
         skips += skipped
         assert able[0].can_draw(text) and rendered.png
         assert os.path.splitext(os.path.basename(able[0].path))[0] in name

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from aster import pretrained
+from aster.synth import reserved_fonts
 from aster.tf_setup import tf
 from aster.tools import model_card, package_model
 
@@ -130,16 +131,30 @@ def _manifest(num_images, seed, families, curves):
 
 
 def test_the_data_of_several_folders_is_summed_and_its_families_joined():
-    one = _manifest(500, 0, ["Go", "Lato"], {"arc": 100, "none": 400})
+    one = _manifest(500, 0, ["Go", "Lora"], {"arc": 100, "none": 400})
     one["splits"]["val"] = {"num_images": 20}
-    facts = package_model.data_facts([one, _manifest(300, 1, ["Lato", "PT Sans"],
+    facts = package_model.data_facts([one, _manifest(300, 1, ["Lora", "PT Sans"],
                                                      {"arc": 50, "none": 250})])
     assert facts["num_images"] == 800 and facts["seed"] == "0, 1"
-    assert facts["font_families"] == ["Go", "Lato", "PT Sans"]
+    assert facts["font_families"] == ["Go", "Lora", "PT Sans"]
     assert facts["curves"] == {"arc": 150, "none": 650}
     assert facts["other_splits"] == {"val": 20}
     assert package_model.data_facts([one])["seed"] == 0
     assert model_card._seeds("0, 1") == "seeds 0, 1" and model_card._seeds(0) == "seed 0"
+
+
+def test_a_card_cannot_list_a_reserved_training_family():
+    with pytest.raises(ValueError, match=r"splits.train.fonts\): training font families "
+                       r"\['Lobster'\] are reserved"):
+        package_model.data_facts([_manifest(10, 0, ["Go", "Lobster"], {"none": 10})])
+
+
+def test_the_shipped_cards_training_families_are_not_reserved():
+    with open(os.path.join(ROOT, "models", "aster_base", "card.json"), encoding="utf-8") as f:
+        card = json.load(f)
+    families = card["data"]["font_families"]
+    assert len(families) > 50
+    reserved_fonts.check_training_families(families, "models/aster_base/card.json")
 
 
 def test_make_pretrain_chains_four_stages_into_the_shipped_folder():
