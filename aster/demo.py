@@ -7,8 +7,9 @@
 Prints one line per image, `<path>\\t<text>\\t<score>` (score = log-probability). Writes no
 file unless --output_dir is given; then the rectified image of each input goes there as
 `<name>_rectified.png`. Without a model flag it reads with the base model shipped in the package
-(models/aster_base, see its MODEL_CARD.md). A checkpoint path may be a training or model
-folder (its newest checkpoint is used); its config defaults to the pipeline.config beside it. An
+(models/aster_base, see its MODEL_CARD.md). --checkpoint_path takes a checkpoint prefix, a
+training or model folder (its newest complete checkpoint) or a shipped model's name
+(checkpoints.resolve); its config defaults to the pipeline.config beside the checkpoint. An
 image that cannot be read is reported on stderr and skipped.
 
 Exit status: 0 when every image was read, 2 on a config error or bad usage, 1 when any image
@@ -69,14 +70,7 @@ def run_demo(predictor, image_paths, output_dir="", batch_size=16, out=None):
 def build_parser():
     parser = argparse.ArgumentParser(prog="aster-demo", description=__doc__.split("\n")[0])
     parser.add_argument("images", nargs="+", help="image files (PNG, JPEG, ...)")
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--checkpoint_path",
-                        help="checkpoint prefix, training or model folder (default: the shipped "
-                             f"base model, {pretrained.DEFAULT_MODEL})")
-    source.add_argument("--saved_model_dir", help="a SavedModel written by aster-export")
-    parser.add_argument("--pipeline_config_path", default="",
-                        help="pipeline config for --checkpoint_path (default: the "
-                             "pipeline.config beside the checkpoint)")
+    cli.add_model_flags(parser, pretrained.DEFAULT_MODEL)
     parser.add_argument("--output_dir", default="",
                         help="write each image's rectified image here as <name>_rectified.png "
                              "(default: write no file)")
@@ -105,10 +99,10 @@ def main(argv=None):
         if args.saved_model_dir:
             predictor = inference.SavedModelPredictor(args.saved_model_dir)
         else:
-            checkpoint, config_path = pretrained.or_default(args.checkpoint_path,
-                                                            args.pipeline_config_path)
-            checkpoint, config = inference.resolve_checkpoint(
-                checkpoint, config_path, args.config_override, args.assignments)
+            checkpoint = checkpoints.resolve(args.checkpoint_path, "--checkpoint_path")
+            args.pipeline_config_path = cli.config_beside(checkpoint, args.pipeline_config_path)
+            config = cli.load_with_overrides(args)
+            config_util.validate(config)
             predictor = inference.CheckpointPredictor(config, checkpoint)
         try:
             _, errors = run_demo(predictor, args.images, args.output_dir, args.batch_size)

@@ -3,13 +3,17 @@
     aster-eval --pipeline_config_path CONFIG --checkpoint_dir TRAIN_DIR --eval_dir EVAL_DIR
     aster-eval ... --run_once                      # only the newest checkpoint
     aster-eval ... --checkpoint_path TRAIN_DIR/model.ckpt-1000
+    aster-eval --eval_dir out --checkpoint_path aster_base    # a shipped model, by its name
     aster-eval ... --set eval_config.protocol=62 --set eval_config.batch_size=64
     aster-eval ... --run_once --labels_file my_crops/labels.txt   # your own labelled crops
     aster-eval --eval_dir out --labels_file my_crops/labels.txt   # the shipped base model
 
-Without --checkpoint_dir and --checkpoint_path it evaluates the base model shipped in the package
-(aster_base) with its own pipeline.config (unless --pipeline_config_path is given); that config's
-datasets are `make pretrain`'s data/base sets, relative to the repository root.
+--checkpoint_path takes a checkpoint prefix, a training or model folder (its newest complete
+checkpoint) or a shipped model's name (checkpoints.resolve), read with the pipeline.config beside
+the checkpoint unless --pipeline_config_path is given. Without --checkpoint_dir and
+--checkpoint_path it evaluates the base model shipped in the package (aster_base) with its own
+pipeline.config; that config's datasets are `make pretrain`'s data/base sets, relative to the
+repository root.
 
 --labels_file evaluates a folder of word images instead of the config's eval_input_readers:
 one `relative/path.png<TAB>text` line per image (the `aster-convert folder` format; paths are
@@ -32,8 +36,10 @@ import sys
 from aster import pretrained
 from aster.utils import cli_logging
 from aster.utils.cli import (
+    add_checkpoint_flag,
     add_override_flags,
     add_verbose_flag,
+    config_beside,
     config_error,
     load_with_overrides,
 )
@@ -42,16 +48,15 @@ from aster.utils.cli import (
 def build_parser():
     parser = argparse.ArgumentParser(prog="aster-eval", description=__doc__.split("\n")[0])
     parser.add_argument("--pipeline_config_path", default="",
-                        help="pipeline config file (required with --checkpoint_dir or "
-                             "--checkpoint_path; default: the shipped model's)")
+                        help="pipeline config file (required with --checkpoint_dir; "
+                             "default: the pipeline.config beside the checkpoint)")
     parser.add_argument("--checkpoint_dir", default="",
                         help="training folder whose checkpoints are evaluated (default, with no "
                              "--checkpoint_path: the shipped base model)")
     parser.add_argument("--eval_dir", required=True, help="where reports and summaries go")
     parser.add_argument("--run_once", action="store_true",
                         help="evaluate only the newest checkpoint of --checkpoint_dir")
-    parser.add_argument("--checkpoint_path", default="",
-                        help="evaluate this one checkpoint (path prefix, e.g. dir/model.ckpt-100)")
+    add_checkpoint_flag(parser, "", "the shipped base model when --checkpoint_dir is not given")
     parser.add_argument("--labels_file", default="",
                         help="evaluate the images this path<TAB>text file lists instead of the "
                         "config's eval_input_readers")
@@ -102,17 +107,18 @@ def use_labelled_folder(config, labels_file, image_dir, eval_dir):
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    if (args.checkpoint_dir or args.checkpoint_path) and not args.pipeline_config_path:
-        parser.error("--pipeline_config_path is required with --checkpoint_dir or "
-                     "--checkpoint_path")
+    if args.checkpoint_dir and not args.pipeline_config_path:
+        parser.error("--pipeline_config_path is required with --checkpoint_dir")
     cli_logging.configure(verbose=args.verbose)
     from aster import eval_reports, evaluator
     from aster.utils import checkpoints, config_util
 
     try:
-        if not args.checkpoint_dir:
-            args.checkpoint_path, args.pipeline_config_path = pretrained.or_default(
-                args.checkpoint_path, args.pipeline_config_path)
+        if args.checkpoint_path or not args.checkpoint_dir:
+            args.checkpoint_path = checkpoints.resolve(
+                args.checkpoint_path or pretrained.DEFAULT_MODEL, "--checkpoint_path")
+            args.pipeline_config_path = config_beside(args.checkpoint_path,
+                                                      args.pipeline_config_path)
         config = load_with_overrides(args)
         if args.labels_file:
             use_labelled_folder(config, args.labels_file, args.image_dir, args.eval_dir)

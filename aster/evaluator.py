@@ -279,9 +279,10 @@ def run(pipeline_config, eval_dir, checkpoint_dir=None, run_once=False, checkpoi
       pipeline_config: pipeline_pb2.TrainEvalPipelineConfig.
       eval_dir: output folder.
       checkpoint_dir: the training folder to watch (not needed with checkpoint_path).
-      run_once: evaluate only the newest checkpoint in checkpoint_dir (also implied by
-        eval_config.ignore_groundtruth, as in the original).
-      checkpoint_path: evaluate exactly this checkpoint (a path prefix like dir/model.ckpt-100).
+      run_once: evaluate only the newest checkpoint in checkpoint_dir (checkpoints.newest; also
+        implied by eval_config.ignore_groundtruth, as in the original).
+      checkpoint_path: evaluate this one checkpoint: what checkpoints.resolve takes (a prefix like
+        dir/model.ckpt-100, a training or model folder, a shipped model's name).
       model_fn, batches_fn: see Evaluator.
       on_result: called with each checkpoint's results dict as soon as it is written.
       sleep: injectable for tests.
@@ -294,7 +295,8 @@ def run(pipeline_config, eval_dir, checkpoint_dir=None, run_once=False, checkpoi
       The list of results dicts, in evaluation order.
 
     Raises:
-      ValueError: missing checkpoint or checkpoint_dir, or a bad eval config.
+      ValueError: missing checkpoint or checkpoint_dir (from checkpoints.resolve for
+        checkpoint_path), or a bad eval config.
     """
     evaluator = Evaluator(pipeline_config, eval_dir, model_fn=model_fn, batches_fn=batches_fn)
     eval_config = pipeline_config.eval_config
@@ -307,12 +309,12 @@ def run(pipeline_config, eval_dir, checkpoint_dir=None, run_once=False, checkpoi
             on_result(result)
 
     if checkpoint_path:
-        evaluate(checkpoints.require_checkpoint(checkpoint_path))
+        evaluate(checkpoints.resolve(checkpoint_path, "--checkpoint_path"))
         return results
     if not checkpoint_dir:
         raise ValueError("--checkpoint_dir is required unless --checkpoint_path is given")
     if run_once or eval_config.ignore_groundtruth:
-        newest = checkpoints.newest_checkpoint(checkpoint_dir)
+        newest = checkpoints.newest(checkpoint_dir)
         if newest is None:
             raise ValueError(f"--checkpoint_dir {checkpoint_dir!r}: no complete checkpoint found")
         evaluate(newest.path)

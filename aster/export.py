@@ -3,9 +3,13 @@
     aster-export --pipeline_config_path CONFIG --checkpoint_path TRAIN_DIR/model.ckpt-1000 \\
                  --output_dir exported/aster [--format saved_model|tflite|onnx] \\
                  [--decoding greedy|beam] [--quantize none|float16|dynamic_int8]
+    aster-export --checkpoint_path TRAIN_DIR --output_dir exported/aster    # its newest checkpoint
     aster-export --output_dir exported/aster_base    # the shipped base model
 
-Without --checkpoint_path it exports the base model shipped in the package (aster_base).
+--checkpoint_path takes a checkpoint prefix, a training or model folder (its newest complete
+checkpoint) or a shipped model's name (aster/utils/checkpoints.py, resolve); without it
+aster-export exports the base model shipped in the package (aster_base). The pipeline config is
+the one beside the checkpoint unless --pipeline_config_path is given.
 
 --format saved_model (the default): encoded image bytes in, text out, loadable with TensorFlow
 alone (aster/exporters/saved_model_export.py has the signature). tflite and onnx: uint8
@@ -20,7 +24,6 @@ import sys
 
 from aster import pretrained
 from aster.exporters import lite_export, onnx_export, saved_model_export
-from aster.inference import resolve_checkpoint
 from aster.utils import checkpoints, cli, cli_logging, config_util
 
 EXPORTERS = {"tflite": lite_export.export_tflite, "onnx": onnx_export.export_onnx}
@@ -30,9 +33,7 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="aster-export", description=__doc__.split("\n")[0])
     parser.add_argument("--pipeline_config_path", default="",
                         help="pipeline config (default: pipeline.config beside the checkpoint)")
-    parser.add_argument("--checkpoint_path", default="",
-                        help="checkpoint prefix, or a training or model folder (its newest "
-                             "checkpoint); default: the shipped base model")
+    cli.add_checkpoint_flag(parser, pretrained.DEFAULT_MODEL, "the shipped base model")
     parser.add_argument("--output_dir", required=True, help="folder to create")
     parser.add_argument("--format", choices=("saved_model", *EXPORTERS), default="saved_model")
     parser.add_argument("--decoding", choices=lite_export.DECODINGS, default="greedy",
@@ -49,10 +50,10 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     cli_logging.configure(verbose=args.verbose)
     try:
-        checkpoint, config_path = pretrained.or_default(args.checkpoint_path,
-                                                        args.pipeline_config_path)
-        checkpoint, config = resolve_checkpoint(checkpoint, config_path, args.config_override,
-                                                args.assignments)
+        checkpoint = checkpoints.resolve(args.checkpoint_path, "--checkpoint_path")
+        args.pipeline_config_path = cli.config_beside(checkpoint, args.pipeline_config_path)
+        config = cli.load_with_overrides(args)
+        config_util.validate(config)
         if args.format in EXPORTERS:
             EXPORTERS[args.format](config, checkpoint, args.output_dir, args.decoding,
                                    args.quantize, overwrite=args.overwrite)

@@ -20,7 +20,6 @@ model's input size.
 
 import dataclasses
 import io
-import os
 
 from PIL import Image
 
@@ -30,7 +29,7 @@ from aster.core.standard_fields import PredictionFields
 from aster.data_decoders import tf_example_decoder
 from aster.data_decoders.tf_example_decoder import MAX_PIXELS
 from aster.tf_setup import tf
-from aster.utils import checkpoints, config_util
+from aster.utils import checkpoints
 
 SIGNATURE_KEY = "serving_default"
 INPUT_KEY = "images"
@@ -183,17 +182,20 @@ class CheckpointPredictor(_SessionPredictor):
 
         Args:
           pipeline_config: pipeline_pb2.TrainEvalPipelineConfig.
-          checkpoint_path: checkpoint prefix.
+          checkpoint_path: what checkpoints.resolve takes: a checkpoint prefix, a training or
+            model folder (its newest complete checkpoint) or a shipped model's name.
           model_fn: () -> RecognitionModel; default default_model_fn(model).
           session_config: optional tf.ConfigProto of the session (threads, bfloat16, see
             aster.core.session_options); the exported SavedModel does not keep it.
 
         Raises:
-          ValueError: no model in the config, or a checkpoint that does not match it.
+          ValueError: no checkpoint there, no model in the config, or a checkpoint that does not
+            match it.
           aster.utils.checkpoints.CheckpointUnavailableError: the checkpoint cannot be read.
         """
         from aster.builders import preprocessor_builder
 
+        checkpoint_path = checkpoints.resolve(checkpoint_path)
         height, width = model_input_size(pipeline_config.model)
         steps = preprocessor_builder.build_steps(
             pipeline_config.eval_config.data_preprocessing_steps,
@@ -234,28 +236,6 @@ class SavedModelPredictor(_SessionPredictor):
         self.inputs = self.graph.get_tensor_by_name(signature.inputs[INPUT_KEY].name)
         self.outputs = {k: self.graph.get_tensor_by_name(v.name)
                         for k, v in signature.outputs.items()}
-
-
-def resolve_checkpoint(checkpoint_path, pipeline_config_path, config_override="", assignments=()):
-    """Resolves a checkpoint (or training folder) and its pipeline config.
-
-    Returns:
-      (checkpoint prefix, pipeline config with overrides applied).
-
-    Raises:
-      ValueError: no checkpoint there, or no config given and none beside the checkpoint.
-    """
-    checkpoint_path = checkpoints.find_checkpoint(checkpoint_path)
-    if not pipeline_config_path:
-        pipeline_config_path = os.path.join(os.path.dirname(checkpoint_path),
-                                            config_util.PIPELINE_FILENAME)
-        if not os.path.isfile(pipeline_config_path):
-            raise ValueError("--pipeline_config_path is required: no pipeline.config beside "
-                             f"{checkpoint_path}")
-    config = config_util.load_pipeline_config(pipeline_config_path)
-    config = config_util.merge_overrides(config, config_override, assignments)
-    config_util.validate(config)
-    return checkpoint_path, config
 
 
 def read_image_files(paths):

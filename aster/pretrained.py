@@ -2,13 +2,14 @@
 a wheel carries as aster/models/<name>/ (setup.py copies it there).
 
     checkpoint, config_path = pretrained.model_files()      # the default model's two paths
-    pretrained.resolve("aster_base")                        # a model name or folder -> checkpoint
+    pretrained.shipped_models()                             # ["aster_base"]
 
 A model folder holds one weights-only checkpoint (`model.ckpt-<step>.index` and its data shard),
-the `pipeline.config` it reads with and a generated `MODEL_CARD.md`. `aster-demo`, `aster-export`
-and `aster-eval` read with the default model when given none, and
-`train_config.fine_tune_checkpoint: "aster_base"` starts from it. A folder that is missing a file
-or holds a damaged one raises ModelFolderError with one line naming the file.
+the `pipeline.config` it reads with and a generated `MODEL_CARD.md`. A shipped model's name is one
+of the things checkpoints.resolve takes (`--checkpoint_path aster_base` in aster-demo, aster-export
+and aster-eval, `train_config.fine_tune_checkpoint: "aster_base"`); the commands read with
+DEFAULT_MODEL when given no checkpoint. A folder that is missing a file or holds a damaged one
+raises ModelFolderError with one line naming the file.
 """
 
 import os
@@ -73,41 +74,3 @@ def folder_files(folder):
 def model_files(name=DEFAULT_MODEL):
     """(checkpoint prefix, pipeline.config path) of the shipped model `name`."""
     return folder_files(model_dir(name))
-
-
-def resolve(path):
-    """A checkpoint prefix from a checkpoint prefix, a training or model folder (its newest
-    checkpoint), or the name of a shipped model (used when no file or folder of that name exists).
-
-    Raises:
-      ValueError: nothing to restore there (ModelFolderError for a damaged shipped model).
-    """
-    from aster.tf_setup import tf
-    from aster.utils import checkpoints
-
-    if os.path.isdir(path):
-        newest = checkpoints.newest_checkpoint(path)
-        found = newest.path if newest else tf.train.latest_checkpoint(path)
-        if not found:
-            raise ValueError(f"{path}: no checkpoint in this folder")
-        return found
-    if checkpoints.checkpoint_exists(path):
-        return path
-    if path in shipped_models():
-        return model_files(path)[0]
-    raise ValueError(f"{path}: no complete checkpoint there (expected {path}.index and its "
-                     f".data files), nor a folder or a shipped model "
-                     f"({', '.join(shipped_models()) or 'none'})")
-
-
-def or_default(checkpoint_path, config_path=""):
-    """(checkpoint_path, config_path) with the shipped default model filling in a blank
-    checkpoint: its checkpoint, and its pipeline.config unless config_path is given.
-
-    Raises:
-      ModelFolderError: the shipped model is missing or damaged.
-    """
-    if checkpoint_path:
-        return checkpoint_path, config_path
-    checkpoint, shipped_config = model_files()
-    return checkpoint, config_path or shipped_config

@@ -136,11 +136,11 @@ def _optimizer(train_config, deploy_config, global_step):
     if train_session.gpu_mixed_precision(deploy_config, train_config):
         if train_config.sync_replicas:
             raise ValueError(
-                "train_config.bfloat16: GPU float16 training with sync_replicas is not supported "
-                "(a step skipped for overflowing gradients leaves the global step the replicas "
-                "synchronise on unchanged); turn one of them off")
-        _LOG.info("train_config.bfloat16 on GPU clones: float16 mixed precision with dynamic "
-                  "loss scaling")
+                "train_config.mixed_precision: GPU float16 training with sync_replicas is not "
+                "supported (a step skipped for overflowing gradients leaves the global step the "
+                "replicas synchronise on unchanged); turn one of them off")
+        _LOG.info("train_config.mixed_precision on GPU clones: float16 mixed precision with "
+                  "dynamic loss scaling")
         optimizer = train_session.loss_scaled(optimizer)
     if not train_config.sync_replicas:
         return optimizer, None
@@ -356,7 +356,7 @@ def _finished(train_config, train_dir):
     """True (and says so) when train_dir's newest checkpoint is at num_steps or past it: a rerun
     of a finished run trains nothing (the session would otherwise run one more step before its
     stop hook looks at the step)."""
-    newest = checkpoints.newest_checkpoint(train_dir) if os.path.isdir(train_dir) else None
+    newest = checkpoints.newest(train_dir)
     if not train_config.num_steps or newest is None or newest.step < train_config.num_steps:
         return False
     _LOG.info("%s is at step %d, train_config.num_steps is %d: nothing to train (raise num_steps "
@@ -381,6 +381,7 @@ def train(pipeline_config, train_dir, deploy_config=None, *, cluster=None, seams
     train_config = pipeline_config.train_config
     # The run-time fields (intervals, hooks, sync replicas); the builders check their own parts.
     config_checks.check(train_config, "train_config")
+    config_checks.check_agreement(pipeline_config)  # facts stated in several messages
     _warn_schedule_end(train_config)
     _warn_repeats(pipeline_config)
     if _finished(train_config, train_dir):
@@ -395,8 +396,10 @@ def train(pipeline_config, train_dir, deploy_config=None, *, cluster=None, seams
         graph = build_graph(pipeline_config, train_dir, deploy_config, seams)
         all_hooks, evaluator = _hooks(train_config, train_dir, graph, cluster, seams)
         _log_startup(deploy_config, graph)
+        resume = (train_session.resume_checkpoint(graph.saver, train_dir) if cluster.is_chief
+                  else None)
         creator = train_session.session_creator(
-            graph.scaffold, cluster.master, cluster.is_chief, train_dir,
+            graph.scaffold, cluster.master, cluster.is_chief, resume,
             train_session.session_config(deploy_config, train_config), train_config)
         _run(creator, all_hooks, evaluator, graph, train_dir)
         _LOG.info("training stopped at step %s; checkpoints in %s (task %d)",

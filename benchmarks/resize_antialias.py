@@ -66,11 +66,10 @@ def main(argv=None):
     parser.add_argument("--greedy", action="store_true", help="beam width 1 (faster)")
     args = parser.parse_args(argv)
 
-    from aster import pretrained
     from aster.exporters.lite_export import decoding_config
-    from aster.utils import config_util
+    from aster.utils import checkpoints, config_util
 
-    checkpoint = pretrained.resolve(args.checkpoint_path)
+    checkpoint = checkpoints.resolve(args.checkpoint_path, "--checkpoint_path")
     config_path = args.pipeline_config_path or os.path.join(os.path.dirname(checkpoint),
                                                             config_util.PIPELINE_FILENAME)
     config = decoding_config(config_util.load_pipeline_config(config_path),

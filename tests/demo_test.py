@@ -4,6 +4,7 @@ import os
 
 import numpy as np
 import pytest
+import shipped_stand_in
 from PIL import Image
 from stand_in_model import StandInModel, write_checkpoint
 
@@ -86,9 +87,43 @@ def test_demo_reports_and_skips_unreadable_image(trained, tmp_path, capsys):
 def test_demo_bad_checkpoint_or_saved_model_exits_1(tmp_path, capsys):
     image = _images(tmp_path)[0]
     assert demo.main(["--checkpoint_path", str(tmp_path / "nothing"), image]) == 1
-    assert "no complete checkpoint there" in capsys.readouterr().err
+    assert "no checkpoint, folder or shipped model of that name" in capsys.readouterr().err
+    os.makedirs(tmp_path / "empty")
+    assert demo.main(["--checkpoint_path", str(tmp_path / "empty"), image]) == 1
+    assert "empty': no complete checkpoint in this folder" in capsys.readouterr().err
     assert demo.main(["--saved_model_dir", str(tmp_path / "nothing"), image]) == 1
     assert "cannot load a SavedModel" in capsys.readouterr().err
+
+
+def _tiny_config():
+    return config_util.load_pipeline_config(os.path.join(ROOT, "configs", "tiny.config"))
+
+
+def test_demo_reads_with_a_shipped_model_named_or_by_default(tmp_path, monkeypatch, capsys):
+    shipped_stand_in.install(tmp_path, monkeypatch, _tiny_config(), value=42.0)
+    image = _images(tmp_path)[0]
+    assert demo.main(["--checkpoint_path", "aster_base", image]) == 0
+    assert capsys.readouterr().out.strip() == f"{image}\t42\t-42.0000"
+    assert demo.main([image]) == 0
+    assert capsys.readouterr().out.strip() == f"{image}\t42\t-42.0000"
+
+
+def test_demo_an_unknown_model_name_lists_the_shipped_ones(tmp_path, monkeypatch, capsys):
+    shipped_stand_in.install(tmp_path, monkeypatch, _tiny_config())
+    monkeypatch.chdir(tmp_path)
+    assert demo.main(["--checkpoint_path", "aster_bsae", "x.png"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("aster-demo: --checkpoint_path 'aster_bsae': no checkpoint, folder or "
+                          "shipped model of that name") and err.endswith(
+                              "shipped models: aster_base)")
+
+
+def test_demo_reads_the_folder_s_newest_when_the_state_file_lags(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(inference, "default_model_fn", lambda model_config: StandInModel())
+    shipped_stand_in.lagging_run(tmp_path / "train", _tiny_config())
+    image = _images(tmp_path)[0]
+    assert demo.main(["--checkpoint_path", str(tmp_path / "train"), image]) == 0
+    assert capsys.readouterr().out.strip() == f"{image}\t20\t-20.0000"
 
 
 def test_demo_checkpoint_without_config_exits_1(tmp_path, capsys):

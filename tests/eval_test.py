@@ -4,6 +4,7 @@ import json
 import os
 
 import pytest
+import shipped_stand_in
 from stand_in_model import StandInModel, stand_in_batches, write_checkpoint
 
 from aster import eval as eval_cli
@@ -77,6 +78,50 @@ def test_missing_checkpoint_exits_1_with_message(stand_in, config_path, tmp_path
                         str(tmp_path), "--eval_dir", str(tmp_path / "eval"), "--run_once"])
     assert rc == 1
     assert "no complete checkpoint found" in capsys.readouterr().err
+
+
+def _config():
+    config = config_util.load_pipeline_config(os.path.join(ROOT, "configs", "tiny.config"))
+    return config_util.merge_overrides(config, OVERRIDE)
+
+
+@pytest.mark.parametrize("argv", [["--checkpoint_path", "aster_base"], []])
+def test_a_shipped_model_by_its_name_or_by_default_with_its_own_config(argv, stand_in, tmp_path,
+                                                                       monkeypatch):
+    shipped = shipped_stand_in.install(tmp_path, monkeypatch, _config(), step=3, value=7.0)
+    eval_dir = str(tmp_path / "eval")
+    assert eval_cli.main([*argv, "--eval_dir", eval_dir]) == 0
+    with open(os.path.join(eval_dir, "results.json")) as f:
+        results = json.load(f)
+    assert results["step"] == 3 and results["checkpoint"] == shipped
+    assert results["datasets"][0]["accuracy"] == pytest.approx(4 / 5)  # "7" four times of five
+
+
+def test_checkpoint_path_folder_evaluates_its_newest_when_the_state_file_lags(stand_in, tmp_path):
+    twenty = shipped_stand_in.lagging_run(tmp_path / "train", _config())
+    eval_dir = str(tmp_path / "eval")
+    assert eval_cli.main(["--checkpoint_path", str(tmp_path / "train"), "--eval_dir",
+                          eval_dir]) == 0
+    with open(os.path.join(eval_dir, "results.json")) as f:
+        results = json.load(f)
+    assert results["step"] == 20 and results["checkpoint"] == twenty
+
+
+def test_an_unknown_model_name_exits_1_listing_the_shipped_ones(stand_in, tmp_path, monkeypatch,
+                                                                capsys):
+    shipped_stand_in.install(tmp_path, monkeypatch, _config())
+    monkeypatch.chdir(tmp_path)
+    assert eval_cli.main(["--checkpoint_path", "astr_base", "--eval_dir", "eval"]) == 1
+    err = capsys.readouterr().err
+    assert "aster-eval: --checkpoint_path 'astr_base': no checkpoint, folder or shipped" in err
+    assert "shipped models: aster_base)" in err
+
+
+def test_a_checkpoint_without_a_config_beside_it_exits_1(stand_in, tmp_path, capsys):
+    first = write_checkpoint(str(tmp_path / "train"), 1, 7.0)
+    assert eval_cli.main(["--checkpoint_path", first, "--eval_dir", str(tmp_path / "e")]) == 1
+    assert "--pipeline_config_path is required: no pipeline.config beside" in (
+        capsys.readouterr().err)
 
 
 def test_bad_config_exits_2_naming_the_field(config_path, tmp_path, capsys):

@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 import pytest
+import shipped_stand_in
 from PIL import Image
 from stand_in_model import StandInModel, make_config, stand_in_batches, write_checkpoint
 
@@ -120,14 +121,14 @@ def test_bad_eval_config_raises(tmp_path):
     with pytest.raises(ValueError, match="dataset_name: has 2 entries but there are only 1"):
         evaluator.Evaluator(make_config('eval_config { dataset_name: ["a", "b"] }'),
                             str(tmp_path))
-    with pytest.raises(ValueError, match="metrics_set: 'coco' is not one of"):
+    with pytest.raises(ValueError, match="eval_config.metrics_set was removed: .*got 'coco'"):
         evaluator.Evaluator(make_config('eval_config { metrics_set: "coco" }'), str(tmp_path))
     with pytest.raises(ValueError, match="eval_input_reader: the pipeline config has none"):
         evaluator.Evaluator(pipeline_pb2.TrainEvalPipelineConfig(), str(tmp_path))
 
 
 def test_missing_checkpoint_path_or_dir_raises(tmp_path):
-    with pytest.raises(ValueError, match="no complete checkpoint there"):
+    with pytest.raises(ValueError, match="model.ckpt-9': no checkpoint, folder or shipped"):
         run(make_config(), tmp_path / "eval", checkpoint_path=str(tmp_path / "model.ckpt-9"))
     with pytest.raises(ValueError, match="--checkpoint_dir is required"):
         run(make_config(), tmp_path / "eval")
@@ -141,6 +142,14 @@ def test_run_once_evaluates_only_the_newest(tmp_path):
         write_checkpoint(train, step, 7.0)
     results = run(make_config(), tmp_path / "eval", checkpoint_dir=train, run_once=True)
     assert [r["step"] for r in results] == [3]
+
+
+def test_run_once_and_a_folder_path_take_the_folder_s_newest_when_the_state_file_lags(tmp_path):
+    train = tmp_path / "train"
+    twenty = shipped_stand_in.lagging_run(train, make_config())
+    results = run(make_config(), tmp_path / "eval", checkpoint_dir=str(train), run_once=True)
+    results += run(make_config(), tmp_path / "eval2", checkpoint_path=str(train))
+    assert [(r["step"], r["checkpoint"]) for r in results] == [(20, twenty)] * 2
 
 
 def test_loop_evaluates_checkpoints_written_while_polling_in_order(tmp_path):
@@ -205,7 +214,7 @@ def test_loop_survives_checkpoint_vanishing_during_evaluation(tmp_path, caplog):
     assert [r["step"] for r in results] == [2]
     assert any(first in r.getMessage() and "unavailable" in r.getMessage()
                for r in caplog.records)
-    assert checkpoints.newest_checkpoint(train).step == 2
+    assert checkpoints.newest(train).step == 2
 
 
 def test_only_visualize_incorrect_puts_wrong_examples_first(tmp_path):

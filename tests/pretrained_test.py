@@ -59,7 +59,7 @@ def val_words():
     assert not _val_families(plans) & trained
     words = []
     for index in range(NUM_WORDS):
-        rendered, text, _, _ = generator.render_one(plans["val"], index)
+        rendered, text = generator.render_one(plans["val"], index)[:2]
         words.append((rendered.png, text))
     return words
 
@@ -206,7 +206,8 @@ def test_a_missing_config_or_folder_is_named(damaged, capsys):
     assert "pipeline.config: missing" in _one_line(capsys)
     shutil.rmtree(folder)
     assert demo.main([image]) == 1
-    assert "no such model folder" in _one_line(capsys)
+    assert ("--checkpoint_path 'aster_base': no checkpoint, folder or shipped model of that name"
+            in _one_line(capsys))
 
 
 def test_truncated_weights_are_named(damaged, capsys):
@@ -227,3 +228,30 @@ def test_a_config_that_does_not_match_the_weights_is_named(damaged, capsys):
     config.write_text("model { not a config")
     assert eval_cli.main(["--eval_dir", str(folder.parent / "eval")]) == 2
     assert "pipeline.config" in _one_line(capsys)
+
+
+def test_a_model_folder_missing_a_piece_is_named(tmp_path, monkeypatch):
+    """pretrained.model_files (what checkpoints.resolve reads for a shipped name) names the
+    missing folder or file in one line."""
+    monkeypatch.setattr(pretrained, "MODELS_DIR", str(tmp_path))
+    with pytest.raises(pretrained.ModelFolderError, match=r"mine: no such model folder"):
+        pretrained.model_files("mine")
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    with pytest.raises(pretrained.ModelFolderError, match=r"mine/pipeline.config: missing"):
+        pretrained.model_files("mine")
+    (folder / "pipeline.config").write_text("")
+    (folder / "model.ckpt-5.data-00000-of-00001").write_bytes(b"")
+    with pytest.raises(pretrained.ModelFolderError,
+                       match=r"no checkpoint .index file \(model.ckpt-5.data-00000-of-00001 has "
+                             r"no .index beside it\)"):
+        pretrained.model_files("mine")
+    (folder / "model.ckpt-5.data-00000-of-00001").unlink()
+    (folder / "model.ckpt-5.index").write_bytes(b"")
+    with pytest.raises(pretrained.ModelFolderError,
+                       match=r"model.ckpt-5.data-00000-of-00001: missing \(the weights of "):
+        pretrained.model_files("mine")
+    (folder / "model.ckpt-6.index").write_bytes(b"")
+    with pytest.raises(pretrained.ModelFolderError, match=r"2 checkpoints .* a model folder holds "
+                                                          r"one"):
+        pretrained.model_files("mine")

@@ -15,7 +15,7 @@ from aster import trainer
 from aster.core import conv_gradients, session_options
 from aster.core.model import RecognitionModel
 from aster.tf_setup import tf
-from aster.utils import config_util, hooks, model_deploy, train_session
+from aster.utils import checkpoints, config_util, hooks, model_deploy, train_session
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def _train(records, train_dir, extra_train="", optimizer=None, deploy_config=Non
 
 def _checkpoint(train_dir, step=None):
     if step is None:
-        return tf.train.latest_checkpoint(str(train_dir))
+        return checkpoints.newest(str(train_dir)).path
     return os.path.join(str(train_dir), f"model.ckpt-{step}")
 
 
@@ -120,6 +120,25 @@ def test_a_rerun_of_a_finished_run_trains_nothing(records, tmp_path, caplog):
     assert "is at step 2, train_config.num_steps is 2: nothing to train" in caplog.text
 
 
+def test_a_lagging_state_file_resumes_from_the_folder_s_newest(records, tmp_path, caplog):
+    """The `checkpoint` state file names step 2 while the folder has a complete step 4 (a chief
+    killed before updating it, a copied run): the run resumes from step 4 (the input is seeded
+    for step 4 and the session restores it: one step to step 5) and a rerun at num_steps 4
+    trains nothing."""
+    _train(records, tmp_path, "num_steps: 4 save_checkpoint_steps: 2")
+    two = _checkpoint(tmp_path, 2)
+    tf.train.update_checkpoint_state(str(tmp_path), two, all_model_checkpoint_paths=[two])
+    with caplog.at_level(logging.INFO):
+        _train(records, tmp_path, "num_steps: 4 save_checkpoint_steps: 2")
+    assert "model.ckpt-4 is at step 4, train_config.num_steps is 4: nothing to train" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        _train(records, tmp_path, "num_steps: 5 save_checkpoint_steps: 2")
+    assert f"resuming from {_checkpoint(tmp_path, 4)} (step 4)" in caplog.text
+    saved = [r.getMessage() for r in caplog.records if r.getMessage().startswith("saved ")]
+    assert saved == [f"saved checkpoint {_checkpoint(tmp_path, s)}" for s in (4, 5)]
+
+
 def test_frozen_variables_do_not_change_and_others_do(records, tmp_path):
     _train(records, tmp_path, 'num_steps: 3 freeze_variables: "StandIn/conv/"')
     first, last = _values(_checkpoint(tmp_path, 0)), _values(_checkpoint(tmp_path, 3))
@@ -175,7 +194,8 @@ def test_a_reader_shown_many_times_over_is_named_in_a_warning(records, tmp_path,
 
 
 def test_fine_tune_checkpoint_names_what_it_cannot_find(records, tmp_path):
-    with pytest.raises(ValueError, match=r"fine_tune_checkpoint: .*nowhere.* no complete checkpoint"):
+    with pytest.raises(ValueError, match=r"^train_config.fine_tune_checkpoint '.*nowhere': no "
+                                         r"checkpoint, folder or shipped model of that name"):
         _train(records, tmp_path / "train", f'num_steps: 1 fine_tune_checkpoint: "{tmp_path}/nowhere"')
 
 
@@ -187,7 +207,8 @@ def test_fine_tune_checkpoint_without_model_variables_raises(records, tmp_path):
             sess.run(tf.global_variables_initializer())
             tf.train.Saver().save(sess, str(other / "model.ckpt"))
     with pytest.raises(ValueError, match="has none of the model's variables"):
-        _train(records, tmp_path / "train", f'num_steps: 1 fine_tune_checkpoint: "{other}"')
+        _train(records, tmp_path / "train",
+               f'num_steps: 1 fine_tune_checkpoint: "{other / "model.ckpt"}"')
 
 
 def test_nan_loss_stops_naming_the_loss_and_keeps_last_good_checkpoint(records, tmp_path):
@@ -325,7 +346,7 @@ def test_gpu_float16_training_scales_the_loss_and_saves_the_scale(records, tmp_p
 
 def test_gpu_float16_with_sync_replicas_is_refused(records, tmp_path, monkeypatch):
     monkeypatch.setattr(train_session, "_num_gpus", lambda: 1)
-    with pytest.raises(ValueError, match="train_config.bfloat16: GPU float16 .* sync_replicas"):
+    with pytest.raises(ValueError, match="train_config.mixed_precision: GPU float16 .* sync_replicas"):
         _train(records, tmp_path, "num_steps: 3 bfloat16: true sync_replicas: true",
                deploy_config=model_deploy.DeploymentConfig())
 

@@ -1,8 +1,22 @@
-"""Checkpoints on disk: discovery, the never-skipping polling loop, and restoring a model.
+"""Checkpoints on disk: which one a path or name means, the never-skipping polling loop, and
+restoring a model.
+
+    checkpoints.resolve("runs/demo/model.ckpt-500")   # a checkpoint prefix: itself
+    checkpoints.resolve("runs/demo")                  # a training or model folder: its newest
+    checkpoints.resolve("aster_base")                 # a shipped model's name (aster/pretrained.py)
+    checkpoints.newest("runs/demo")                   # Checkpoint(step, path) or None
 
 Checkpoints are the files a tf.train.Saver writes, `<prefix>-<step>.index` plus its data shards
 `<prefix>-<step>.data-NNNNN-of-MMMMM`. A checkpoint counts as present only when its index and all
-of its data shards exist (the Saver writes the index last, so a half-written one is never picked).
+of its data shards exist: the Saver writes each file under a temporary name and renames it, the
+data shards before the index, so a checkpoint killed half-way is never picked.
+
+`newest` is the one meaning of "the newest checkpoint" in the package, for every user: a scan of
+the folder's complete checkpoints, highest step first. The `checkpoint` state file the Saver also
+writes is not read: it can lag the folder (a chief killed between the index and the state file, a
+run copied with an older state file or none) or name a checkpoint that max_to_keep deleted, and
+then "is training finished", "which step seeds the input" and "what is restored" would disagree.
+TensorFlow's own tools may still read it; the Saver keeps writing it.
 
 The loop (`checkpoint_loop`) evaluates every checkpoint that appears, in step order. Unlike
 tf.train.checkpoints_iterator, which jumps to the newest checkpoint, it works through the backlog
@@ -15,6 +29,7 @@ for evaluation, export and the predictors; a checkpoint that vanished or is trun
 CheckpointUnavailableError, one that does not match the model a ValueError.
 """
 
+import collections
 import dataclasses
 import glob
 import logging
@@ -22,12 +37,14 @@ import os
 import re
 import time
 
+from aster import pretrained
 from aster.tf_setup import tf
 
 logger = logging.getLogger(__name__)
 
 _INDEX_RE = re.compile(r"^(?P<prefix>.+)-(?P<step>\d+)\.index$")
-_SHARD_RE = re.compile(r"\.data-(\d+)-of-(\d+)$")
+_DATA_RE = re.compile(r"^(?P<prefix>.+)\.data-(?P<shard>\d+)-of-(?P<total>\d+)$")
+_LOOKED_FOR = "a <prefix>-<step>.index file with all its .data-NNNNN-of-MMMMM shards"
 
 
 class CheckpointUnavailableError(RuntimeError):
@@ -57,69 +74,136 @@ def checkpoint_step(path):
     return int(match.group(1))
 
 
+def _complete_total(shards):
+    """The shard count T for which all of shards 0..T-1 are in `shards` ({(index, total)}), or
+    None."""
+    for total in sorted({t for _, t in shards if t > 0}):
+        if all((i, total) in shards for i in range(total)):
+            return total
+    return None
+
+
+def _missing_file(path):
+    """The first file of checkpoint prefix `path` that is not there, or None when it is complete.
+
+    Files under a Saver's temporary names (`*.tempstate<N>`) do not count.
+    """
+    if not os.path.isfile(path + ".index"):
+        return path + ".index"
+    shards = set()
+    for name in glob.glob(glob.escape(path) + ".data-*-of-*"):
+        match = _DATA_RE.match(os.path.basename(name))
+        if match and os.path.join(os.path.dirname(path), match.group("prefix")) == path:
+            shards.add((int(match.group("shard")), int(match.group("total"))))
+    if not shards:
+        return path + ".data-00000-of-NNNNN"
+    if _complete_total(shards) is not None:
+        return None
+    total = min(t for _, t in shards)
+    missing = min(i for i in range(total) if (i, total) not in shards)
+    return f"{path}.data-{missing:05d}-of-{total:05d}"
+
+
 def checkpoint_exists(path):
     """True when the index and every data shard of checkpoint prefix `path` exist."""
-    if not os.path.isfile(path + ".index"):
-        return False
-    shards = glob.glob(glob.escape(path) + ".data-*-of-*")
-    if not shards:
-        return False
-    match = _SHARD_RE.search(shards[0])
-    if not match:
-        return False
-    total = int(match.group(2))
-    for i in range(total):
-        if not os.path.isfile(f"{path}.data-{i:05d}-of-{total:05d}"):
-            return False
-    return True
+    return _missing_file(path) is None
 
 
 def list_checkpoints(checkpoint_dir):
-    """Complete checkpoints directly in `checkpoint_dir`, sorted by step (then path).
+    """Complete checkpoints directly in `checkpoint_dir`, sorted by step (then path); [] when the
+    folder is missing or unreadable.
 
-    Temporary `*_temp` folders of a Saver in the middle of a write are not looked into.
+    One listing of the folder (a run keeping every checkpoint has thousands). Temporary `*_temp`
+    folders and `*.tempstate<N>` files of a Saver in the middle of a write do not count.
     """
+    try:
+        names = os.listdir(checkpoint_dir)
+    except OSError:
+        return []
+    shards = collections.defaultdict(set)
+    for name in names:
+        match = _DATA_RE.match(name)
+        if match:
+            shards[match.group("prefix")].add((int(match.group("shard")),
+                                               int(match.group("total"))))
     found = []
-    for index in glob.glob(os.path.join(glob.escape(checkpoint_dir), "*.index")):
-        match = _INDEX_RE.match(os.path.basename(index))
-        if not match:
-            continue
-        path = index[: -len(".index")]
-        if checkpoint_exists(path):
-            found.append(Checkpoint(int(match.group("step")), path))
+    for name in names:
+        match = _INDEX_RE.match(name)
+        if match and _complete_total(shards[match.group("prefix") + "-" + match.group("step")]):
+            prefix = os.path.join(checkpoint_dir, name[: -len(".index")])
+            found.append(Checkpoint(int(match.group("step")), prefix))
     return sorted(found)
 
 
-def newest_checkpoint(checkpoint_dir):
-    """The complete checkpoint with the highest step, or None."""
-    checkpoints = list_checkpoints(checkpoint_dir)
-    return checkpoints[-1] if checkpoints else None
+def newest(checkpoint_dir):
+    """The complete checkpoint of `checkpoint_dir` with the highest step, or None.
+
+    A scan of the folder (list_checkpoints); the `checkpoint` state file is not read (module
+    docstring).
+    """
+    found = list_checkpoints(checkpoint_dir)
+    return found[-1] if found else None
 
 
-def require_checkpoint(path):
-    """Returns `path` when it is a complete checkpoint prefix.
+def resolve(path_or_name, field="checkpoint"):
+    """The checkpoint prefix that `path_or_name` names, for every command and library caller.
+
+    In this order: a complete checkpoint prefix (`dir/model.ckpt-500`, or its `.index` file) is
+    itself; a folder (a training run's or a model's) gives its newest complete checkpoint
+    (`newest`); otherwise the name of a shipped model (`aster_base`, a folder that
+    pretrained.shipped_models lists) gives that model's checkpoint.
+
+    Args:
+      path_or_name: a checkpoint prefix, a folder or a shipped model's name.
+      field: what the value is called in error messages (`--checkpoint_path`,
+        `train_config.fine_tune_checkpoint`).
+
+    Returns:
+      The checkpoint prefix, what Saver.restore takes.
 
     Raises:
-      ValueError: it is not (the message names --checkpoint_path).
+      ValueError: an empty value, a folder without a complete checkpoint, an incomplete
+        checkpoint (naming the missing file), or none of these and no shipped model of that name
+        (listing the shipped ones).
+      pretrained.ModelFolderError (a ValueError): the shipped model's folder is damaged.
     """
-    if not checkpoint_exists(path):
-        raise ValueError(f"--checkpoint_path {path!r}: no complete checkpoint there "
-                         "(expected its .index and .data-* files)")
-    return path
-
-
-def find_checkpoint(path):
-    """The checkpoint prefix `path` names: itself, or a training folder's newest checkpoint.
-
-    Raises:
-      ValueError: no complete checkpoint there (the message names --checkpoint_path).
-    """
+    if not path_or_name:
+        raise ValueError(f"{field} is empty: give a checkpoint prefix, a training or model "
+                         f"folder, or a shipped model's name ({_shipped()})")
+    path = path_or_name[: -len(".index")] if path_or_name.endswith(".index") else path_or_name
     if os.path.isdir(path):
-        newest = newest_checkpoint(path)
-        if newest is None:
-            raise ValueError(f"--checkpoint_path {path!r}: no complete checkpoint there")
-        return newest.path
-    return require_checkpoint(path)
+        found = newest(path)
+        if found is None:
+            raise ValueError(f"{field} {path_or_name!r}: no complete checkpoint in this folder "
+                             f"(looked for {_LOOKED_FOR}){_stepless_hint(path)}")
+        return found.path
+    missing = _missing_file(path)
+    if missing is None:
+        return path
+    if glob.glob(glob.escape(path) + ".index*") or glob.glob(glob.escape(path) + ".data-*"):
+        raise ValueError(f"{field} {path_or_name!r}: incomplete checkpoint, {missing} is "
+                         "missing (half-written, or copied in part)")
+    if path in pretrained.shipped_models():
+        return pretrained.model_files(path)[0]
+    raise ValueError(f"{field} {path_or_name!r}: no checkpoint, folder or shipped model of that "
+                     f"name (looked for {path}.index and its .data shards, a folder of that "
+                     f"name, and a model folder in {pretrained.MODELS_DIR}; {_shipped()})")
+
+
+def _stepless_hint(folder):
+    """Names a checkpoint of `folder` without a step in its name (a folder gives only stepped
+    ones: the newest needs a step), which its prefix names."""
+    stepless = sorted(os.path.basename(i)[: -len(".index")]
+                      for i in glob.glob(os.path.join(glob.escape(folder), "*.index"))
+                      if not _INDEX_RE.match(os.path.basename(i)))
+    if not stepless:
+        return ""
+    return f"; {stepless[0]} has no step in its name: give its prefix, {folder}/{stepless[0]}"
+
+
+def _shipped():
+    names = pretrained.shipped_models()
+    return f"shipped models: {', '.join(names)}" if names else "no model is shipped"
 
 
 def checkpoint_loop(checkpoint_dir, evaluate_fn, poll_secs=300.0, max_evals=0, timeout_secs=0.0,

@@ -7,6 +7,7 @@ a loss that became NaN, a failed checkpoint write, a lost ps task).
 No TensorFlow here: aster-config and the argument parsers of the other commands use it.
 """
 
+import os
 import sys
 
 from aster.utils import config_util
@@ -44,6 +45,41 @@ def add_verbose_flag(parser):
     """Adds --verbose, which shows TensorFlow's start-up messages (see aster.utils.cli_logging)."""
     parser.add_argument("--verbose", action="store_true",
                         help="also show TensorFlow's start-up messages and deprecation warnings")
+
+
+def add_checkpoint_flag(parser, default, help_default):
+    """Adds --checkpoint_path: anything checkpoints.resolve takes."""
+    parser.add_argument("--checkpoint_path", default=default,
+                        help="the checkpoint: a prefix (dir/model.ckpt-500), a training or model "
+                             "folder (its newest complete checkpoint) or a shipped model's name "
+                             f"(aster_base); default: {help_default}")
+
+
+def add_model_flags(parser, default_checkpoint):
+    """Adds the model a serving command reads: --checkpoint_path (default_checkpoint) or
+    --saved_model_dir, and --pipeline_config_path for the checkpoint."""
+    source = parser.add_mutually_exclusive_group()
+    add_checkpoint_flag(source, default_checkpoint, default_checkpoint)
+    source.add_argument("--saved_model_dir", help="a SavedModel written by aster-export")
+    parser.add_argument("--pipeline_config_path", default="",
+                        help="pipeline config for --checkpoint_path (default: the "
+                             "pipeline.config beside the checkpoint)")
+
+
+def config_beside(checkpoint, pipeline_config_path=""):
+    """pipeline_config_path, or else the pipeline.config beside the checkpoint prefix `checkpoint`
+    (from checkpoints.resolve: the one its training run saved, or a model folder's own).
+
+    Raises:
+      ValueError: none given and none beside the checkpoint.
+    """
+    if pipeline_config_path:
+        return pipeline_config_path
+    beside = os.path.join(os.path.dirname(checkpoint), config_util.PIPELINE_FILENAME)
+    if not os.path.isfile(beside):
+        raise ValueError(f"--pipeline_config_path is required: no {config_util.PIPELINE_FILENAME} "
+                         f"beside {checkpoint}")
+    return beside
 
 
 def load_with_overrides(args):

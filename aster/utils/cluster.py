@@ -25,6 +25,7 @@ import threading
 import time
 
 from aster.tf_setup import tf
+from aster.utils import checkpoints
 
 _LOG = logging.getLogger("aster.cluster")
 
@@ -133,11 +134,9 @@ def _signal_done(server, info, timeout_ms=60000):
             session.run(ops)
 
 
-def _newest_checkpoint(train_dir):
-    try:
-        return tf.train.latest_checkpoint(train_dir) or "(none saved)"
-    except (tf.errors.OpError, ValueError):
-        return "(unreadable)"
+def _newest_path(train_dir):
+    newest = checkpoints.newest(train_dir)
+    return newest.path if newest else "(none saved)"
 
 
 def _probe(address, timeout=2.0):
@@ -192,7 +191,7 @@ class PsWatchdog(threading.Thread):
             if now - self._down_since[index] >= self._lost_after:
                 return (f"lost ps task {index} ({address}): unreachable for "
                         f"{now - self._down_since[index]:.0f} s ({reason}); training stopped. "
-                        f"The newest checkpoint is {_newest_checkpoint(self._train_dir)}")
+                        f"The newest checkpoint is {_newest_path(self._train_dir)}")
         return None
 
     def run(self):
@@ -219,7 +218,7 @@ def _cluster_error_message(error, info, train_dir):
     detail = (error.message or "").strip().splitlines()
     return (f"lost connection to {where}: {type(error).__name__}: "
             f"{detail[0] if detail else ''}; training stopped. The newest checkpoint is "
-            f"{_newest_checkpoint(train_dir)}")
+            f"{_newest_path(train_dir)}")
 
 
 def ps_lost_after_secs(operation_timeout_ms):

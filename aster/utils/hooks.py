@@ -13,6 +13,7 @@ import sys
 import time
 
 from aster.tf_setup import tf
+from aster.utils import checkpoints
 
 _LOG = logging.getLogger("aster.trainer")
 
@@ -32,12 +33,18 @@ class CheckpointWriteError(RuntimeError):
     """A checkpoint could not be written (e.g. the disk is full); the previous one is intact."""
 
 
+def _newest_path(checkpoint_dir):
+    newest = checkpoints.newest(checkpoint_dir)
+    return newest.path if newest else "(none)"
+
+
 class CheckpointHook(tf.train.SessionRunHook):
     """Saves `model.ckpt-<step>` when either interval has passed, at each multiple, start and end.
 
-    tf.train.CheckpointSaverHook takes seconds or steps, not both. A Saver writes the data files
-    first and the `checkpoint` state file last (atomically), so a process killed while saving
-    leaves the previous checkpoint as the newest one: readers never see a half-written one.
+    tf.train.CheckpointSaverHook takes seconds or steps, not both. A Saver writes each file under
+    a temporary name and renames it, the data shards before the index, so a process killed while
+    saving leaves the previous checkpoint as the newest complete one (checkpoints.newest): readers
+    never see a half-written one.
 
     Args:
       checkpoint_dir: where checkpoints go.
@@ -106,7 +113,7 @@ class CheckpointHook(tf.train.SessionRunHook):
             raise CheckpointWriteError(
                 f"writing checkpoint {CHECKPOINT_BASENAME}-{step} in {self._dir} failed: "
                 f"{_reason(error)}. The newest complete checkpoint is "
-                f"{tf.train.latest_checkpoint(self._dir) or '(none)'}") from error
+                f"{_newest_path(self._dir)}") from error
         self._meta_graph_written = True
         self._last_step, self._last_time = int(step), time.time()
         _LOG.info("saved checkpoint %s", path)

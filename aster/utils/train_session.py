@@ -1,21 +1,22 @@
 """The trainer's session: its ConfigProto, session creators, fine-tune restore, stop and run loop.
 
-    creator = train_session.session_creator(scaffold, role.master, role.is_chief, train_dir,
+    resume = train_session.resume_checkpoint(saver, train_dir)    # None: a new run
+    creator = train_session.session_creator(scaffold, role.master, role.is_chief, resume,
                                             train_session.session_config(deploy, train_config),
                                             train_config)
     train_session.run_loop(creator, hooks, train_op, train_dir)   # NonFiniteLossError on NaN/Inf
 
-The chief (or the single process) creates the session from train_dir's newest checkpoint; the
-other workers wait for it to initialize the variables.
+The chief (or the single process) restores exactly the checkpoint it is given (the trainer gives
+train_dir's newest, checkpoints.newest, the one the input seeding and the "finished" check read
+too); the other workers wait for it to initialize the variables.
 """
 
 import logging
 import re
 
-from aster import pretrained
 from aster.core import session_options
 from aster.tf_setup import tf
-from aster.utils import variables_helper
+from aster.utils import checkpoints, variables_helper
 
 _LOG = logging.getLogger("aster.trainer")
 
@@ -30,10 +31,9 @@ def fine_tune_init_fn(train_config, model_variables):
     """Scaffold init_fn restoring what fine_tune_checkpoint has (only when not resuming)."""
     if not train_config.fine_tune_checkpoint:
         return None
-    try:  # a checkpoint prefix, a training or model folder, or a shipped model's name
-        path = pretrained.resolve(train_config.fine_tune_checkpoint)
-    except ValueError as error:
-        raise ValueError(f"train_config.fine_tune_checkpoint: {error}") from error
+    # A checkpoint prefix, a training or model folder, or a shipped model's name.
+    path = checkpoints.resolve(train_config.fine_tune_checkpoint,
+                               "train_config.fine_tune_checkpoint")
     name_map = [(m.model_prefix, m.checkpoint_prefix) for m in train_config.fine_tune_variable_map]
     available = variables_helper.get_variables_available_in_checkpoint(
         model_variables, path, name_map=name_map,
@@ -53,10 +53,12 @@ def fine_tune_init_fn(train_config, model_variables):
 
 
 def restored_step(train_dir):
-    """The global step of train_dir's newest checkpoint, which the chief resumes from (0: none)."""
-    path = tf.train.latest_checkpoint(train_dir)
-    if not path:
+    """The global step of train_dir's newest checkpoint (checkpoints.newest), which the chief
+    resumes from (0: none)."""
+    newest = checkpoints.newest(train_dir)
+    if newest is None:
         return 0
+    path = newest.path
     try:
         step = int(tf.train.load_variable(path, "global_step"))
     except (tf.errors.OpError, ValueError) as error:  # e.g. deleted by the chief meanwhile
@@ -65,6 +67,20 @@ def restored_step(train_dir):
         return 0
     _LOG.info("resuming from %s (step %d)", path, step)
     return step
+
+
+def resume_checkpoint(saver, train_dir):
+    """The checkpoint the chief resumes from: train_dir's newest (as checkpoints.newest), or None.
+
+    `saver` is told of the folder's newest max_to_keep checkpoints, so that it deletes them in
+    turn as it saves new ones (a session restored through the `checkpoint` state file did this;
+    a checkpoint kept by keep_checkpoint_every_n_hours stays out of that count as before).
+    """
+    found = checkpoints.list_checkpoints(train_dir)  # the scan checkpoints.newest reads
+    keep = saver.saver_def.max_to_keep
+    if found and keep > 0:
+        saver.recover_last_checkpoints([c.path for c in found[-keep:]])
+    return found[-1].path if found else None
 
 
 class _WorkerSessionCreator(tf.train.WorkerSessionCreator):
@@ -106,11 +122,19 @@ def stop_hook(train_config):
     return stop(last_step=train_config.num_steps)
 
 
-def session_creator(scaffold, master, is_chief, train_dir, config, train_config):
-    """The chief's creator restores train_dir's newest checkpoint; a worker's waits for it."""
+def session_creator(scaffold, master, is_chief, checkpoint_path, config, train_config):
+    """The chief's creator restores `checkpoint_path`; a worker's waits for the chief.
+
+    Args:
+      scaffold, master, config: of the session.
+      is_chief: whether this process initializes (or restores) the variables.
+      checkpoint_path: the checkpoint prefix the chief restores, exactly this one (not looked up
+        again); None or "" initializes the variables (a new run).
+      train_config: worker_recovery_wait_secs.
+    """
     if is_chief:
         return tf.train.ChiefSessionCreator(scaffold=scaffold, master=master, config=config,
-                                            checkpoint_dir=train_dir)
+                                            checkpoint_filename_with_path=checkpoint_path or None)
     return _WorkerSessionCreator(train_config.worker_recovery_wait_secs, scaffold=scaffold,
                                  master=master, config=config)
 
@@ -126,17 +150,18 @@ def clones_on_gpus(deploy_config):
 
 
 def gpu_mixed_precision(deploy_config, train_config):
-    """Whether training runs in GPU float16 mixed precision: train_config.bfloat16 with the clones
-    on GPUs (clones_on_gpus; on CPUs the same option is oneDNN bfloat16, see
+    """Whether training runs in GPU float16 mixed precision: train_config.mixed_precision with the
+    clones on GPUs (clones_on_gpus; on CPUs the same option is oneDNN bfloat16, see
     aster.core.session_options)."""
-    return bool(train_config.bfloat16 and clones_on_gpus(deploy_config))
+    return bool(train_config.mixed_precision and clones_on_gpus(deploy_config))
 
 
 def cpu_bfloat16(deploy_config, train_config):
-    """Whether training runs in oneDNN bfloat16 on this machine's CPU: train_config.bfloat16, not
-    on GPUs (gpu_mixed_precision), on a CPU that computes bfloat16 natively (elsewhere
+    """Whether training runs in oneDNN bfloat16 on this machine's CPU: train_config.mixed_precision,
+    not on GPUs (gpu_mixed_precision), on a CPU that computes bfloat16 natively (elsewhere
     session_options.configure warns and trains in float32)."""
-    return bool(train_config.bfloat16 and not gpu_mixed_precision(deploy_config, train_config)
+    return bool(train_config.mixed_precision
+                and not gpu_mixed_precision(deploy_config, train_config)
                 and session_options.cpu_supports_bfloat16())
 
 
@@ -156,7 +181,7 @@ def session_config(deploy_config, train_config):
     """The session's ConfigProto: the clones' devices, the speed options, the ps filters."""
     config = session_options.configure(
         deploy_config.session_config(), intra_op_threads=train_config.intra_op_threads,
-        inter_op_threads=train_config.inter_op_threads, bfloat16=train_config.bfloat16,
+        inter_op_threads=train_config.inter_op_threads, bfloat16=train_config.mixed_precision,
         xla_jit=train_config.xla_jit, gpu=gpu_mixed_precision(deploy_config, train_config))
     if deploy_config.num_ps_tasks > 0:
         config.device_filters.extend([f"/job:{deploy_config.ps_job_name}",
@@ -176,7 +201,7 @@ def run_loop(creator, hooks, train_op, train_dir):
         match = _NONFINITE.search(error.message)
         if not match:
             raise
-        last = tf.train.latest_checkpoint(train_dir)
+        last = checkpoints.newest(train_dir)
         raise NonFiniteLossError(
             f"loss {match.group(1)} became NaN or Inf; training stopped. The last good checkpoint "
-            f"is {last or '(none saved)'}") from error
+            f"is {last.path if last else '(none saved)'}") from error

@@ -10,6 +10,7 @@ import logging
 import re
 
 from aster.tf_setup import tf
+from aster.utils import checkpoints
 
 # The bias multiplier's targets: variables whose last name component is bias, biases or beta.
 BIAS_REGEXES = (r"(?:.*/)?bias(?:es)?$", r"(?:.*/)?beta$")
@@ -127,7 +128,8 @@ def get_variables_available_in_checkpoint(variables, checkpoint_path, name_map=(
 
     Args:
       variables: list of tf.Variable.
-      checkpoint_path: a checkpoint prefix or a directory (its newest checkpoint is used).
+      checkpoint_path: what checkpoints.resolve takes: a checkpoint prefix, a training or model
+        folder (its newest complete checkpoint) or a shipped model's name.
       name_map: (model_prefix, checkpoint_prefix) pairs; the first matching prefix renames.
       skip_regexes: regexes of variables never restored.
 
@@ -135,16 +137,12 @@ def get_variables_available_in_checkpoint(variables, checkpoint_path, name_map=(
       dict from checkpoint variable name to tf.Variable, suitable for tf.train.Saver(var_list=...).
 
     Raises:
-      ValueError: no checkpoint at checkpoint_path.
+      ValueError: no checkpoint there (checkpoints.resolve), or one that cannot be read.
     """
-    if tf.gfile.IsDirectory(checkpoint_path):
-        latest = tf.train.latest_checkpoint(checkpoint_path)
-        if latest is None:
-            raise ValueError(f"no checkpoint in directory {checkpoint_path!r}")
-        checkpoint_path = latest
+    checkpoint_path = checkpoints.resolve(checkpoint_path)
     try:
         shapes = dict(tf.train.list_variables(checkpoint_path))
-    except (tf.errors.NotFoundError, tf.errors.DataLossError, ValueError) as error:
+    except (tf.errors.OpError, ValueError) as error:  # NotFound, DataLoss, a damaged index
         raise ValueError(f"cannot read checkpoint {checkpoint_path!r}: {error}") from error
     available = {}
     for var in variables:

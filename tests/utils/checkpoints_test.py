@@ -1,11 +1,14 @@
-"""Tests for aster/utils/checkpoints.py: checkpoint discovery and the checkpoint loop."""
+"""Tests for aster/utils/checkpoints.py: which checkpoint a path or name means (resolve, newest),
+and the checkpoint loop."""
 
 import logging
 import os
 
 import pytest
 
-from aster.utils import checkpoints
+from aster import pretrained
+from aster.tf_setup import tf
+from aster.utils import checkpoints, cluster, hooks, train_session
 
 
 def _touch_checkpoint(directory, step, prefix="model.ckpt", shards=1, index=True):
@@ -44,11 +47,25 @@ def test_list_checkpoints_sorted_by_step_and_only_complete(tmp_path):
     os.makedirs(os.path.join(d, "model.ckpt-70_temp"))
     steps = [c.step for c in checkpoints.list_checkpoints(d)]
     assert steps == [3, 20, 100]
-    assert checkpoints.newest_checkpoint(d).path == os.path.join(d, "model.ckpt-100")
+    assert checkpoints.newest(d).path == os.path.join(d, "model.ckpt-100")
 
 
-def test_newest_checkpoint_of_empty_dir_is_none(tmp_path):
-    assert checkpoints.newest_checkpoint(str(tmp_path)) is None
+def test_newest_of_an_empty_or_missing_folder_is_none(tmp_path):
+    assert checkpoints.newest(str(tmp_path)) is None
+    assert checkpoints.newest(str(tmp_path / "missing")) is None
+
+
+def test_newest_never_picks_a_half_written_checkpoint(tmp_path):
+    """A Saver killed while writing step 30 leaves its data shard without an index, or only a
+    temporary file; the newest complete one is step 20. A leftover temporary shard beside a
+    complete checkpoint does not hide it."""
+    d = str(tmp_path)
+    _touch_checkpoint(d, 20)
+    _touch_checkpoint(d, 30, index=False)
+    open(os.path.join(d, "model.ckpt-40.index.tempstate123"), "w").close()
+    open(os.path.join(d, "model.ckpt-20.data-00000-of-00001.tempstate9"), "w").close()
+    assert checkpoints.newest(d) == checkpoints.Checkpoint(20, os.path.join(d, "model.ckpt-20"))
+    assert checkpoints.resolve(d) == os.path.join(d, "model.ckpt-20")
 
 
 class _FakeClock:
@@ -158,15 +175,174 @@ def test_checkpoint_loop_other_errors_propagate(tmp_path):
         checkpoints.checkpoint_loop(str(tmp_path), evaluate, sleep=pytest.fail)
 
 
-def test_find_checkpoint_takes_a_prefix_or_a_folder_s_newest(tmp_path):
+# --------------------------------------------------------------------------- resolve
+
+
+def test_resolve_takes_a_prefix_its_index_file_or_a_folder_s_newest(tmp_path):
     d = str(tmp_path)
     for step in (3, 12):
         _touch_checkpoint(d, step)
-    assert checkpoints.find_checkpoint(d) == os.path.join(d, "model.ckpt-12")
-    assert checkpoints.find_checkpoint(os.path.join(d, "model.ckpt-3")) == os.path.join(
-        d, "model.ckpt-3")
-    with pytest.raises(ValueError, match="no complete checkpoint there"):
-        checkpoints.find_checkpoint(str(tmp_path / "empty_or_missing"))
+    assert checkpoints.resolve(d) == os.path.join(d, "model.ckpt-12")
+    three = os.path.join(d, "model.ckpt-3")
+    assert checkpoints.resolve(three) == three
+    assert checkpoints.resolve(three + ".index") == three
+
+
+def test_resolve_takes_a_shipped_model_s_name(tmp_path, monkeypatch):
+    models = tmp_path / "models"
+    os.makedirs(models / "tiny_model")
+    _touch_checkpoint(str(models / "tiny_model"), 7)
+    (models / "tiny_model" / "pipeline.config").write_text("")
+    monkeypatch.setattr(pretrained, "MODELS_DIR", str(models))
+    monkeypatch.chdir(tmp_path)
+    assert checkpoints.resolve("tiny_model") == str(models / "tiny_model" / "model.ckpt-7")
+
+
+def test_resolve_the_real_shipped_model_by_name():
+    assert checkpoints.resolve(pretrained.DEFAULT_MODEL) == pretrained.model_files()[0]
+
+
+def test_resolve_a_damaged_shipped_model_names_the_file(tmp_path, monkeypatch):
+    os.makedirs(tmp_path / "models" / "broken")
+    _touch_checkpoint(str(tmp_path / "models" / "broken"), 7)
+    monkeypatch.setattr(pretrained, "MODELS_DIR", str(tmp_path / "models"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(pretrained.ModelFolderError, match=r"broken/pipeline.config: missing"):
+        checkpoints.resolve("broken")
+
+
+def test_resolve_an_unknown_name_lists_the_shipped_models(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError) as error:
+        checkpoints.resolve("aster_bsae", "--checkpoint_path")
+    message = str(error.value)
+    assert message.startswith("--checkpoint_path 'aster_bsae': no checkpoint, folder or shipped "
+                              "model of that name")
+    assert "aster_bsae.index" in message and f"shipped models: {pretrained.DEFAULT_MODEL})" in message
+    monkeypatch.setattr(pretrained, "MODELS_DIR", str(tmp_path / "no_models"))
+    with pytest.raises(ValueError, match=r"no model is shipped\)$"):
+        checkpoints.resolve("aster_base")
+
+
+def test_resolve_an_empty_folder_says_what_it_looked_for(tmp_path):
     os.makedirs(tmp_path / "empty")
-    with pytest.raises(ValueError, match="no complete checkpoint there"):
-        checkpoints.find_checkpoint(str(tmp_path / "empty"))
+    _touch_checkpoint(str(tmp_path / "empty"), 5, index=False)  # half-written: does not count
+    with pytest.raises(ValueError, match=r"^train_config.fine_tune_checkpoint '.*empty': no "
+                                         r"complete checkpoint in this folder \(looked for a "
+                                         r"<prefix>-<step>.index file"):
+        checkpoints.resolve(str(tmp_path / "empty"), "train_config.fine_tune_checkpoint")
+
+
+def test_resolve_a_folder_of_a_checkpoint_without_a_step_names_its_prefix(tmp_path):
+    d = str(tmp_path)
+    for suffix in (".index", ".data-00000-of-00001"):
+        open(os.path.join(d, f"resnet.ckpt{suffix}"), "w").close()
+    with pytest.raises(ValueError, match=r"resnet.ckpt has no step in its name: give its prefix, "
+                                         r".*/resnet.ckpt$"):
+        checkpoints.resolve(d)
+    assert checkpoints.resolve(os.path.join(d, "resnet.ckpt")) == os.path.join(d, "resnet.ckpt")
+
+
+def test_resolve_an_incomplete_checkpoint_names_the_missing_file(tmp_path):
+    d = str(tmp_path)
+    half = _touch_checkpoint(d, 9, shards=2)
+    os.remove(half + ".data-00001-of-00002")
+    with pytest.raises(ValueError, match=r"incomplete checkpoint, .*model.ckpt-9.data-00001-of-"
+                                         r"00002 is missing"):
+        checkpoints.resolve(half)
+    unindexed = _touch_checkpoint(d, 10, index=False)
+    with pytest.raises(ValueError, match=r"model.ckpt-10.index is missing"):
+        checkpoints.resolve(unindexed)
+
+
+def test_resolve_an_empty_value_raises():
+    with pytest.raises(ValueError, match=r"--checkpoint_path is empty: give a checkpoint prefix"):
+        checkpoints.resolve("", "--checkpoint_path")
+
+
+# --------------------------------------------------------------------------- one meaning
+
+
+def _save_real_checkpoints(directory, steps):
+    """Saves model.ckpt-<step> for each step (global_step = step, w = step); returns the paths."""
+    paths = []
+    with tf.Graph().as_default():
+        global_step = tf.train.get_or_create_global_step()
+        w = tf.get_variable("w", [], initializer=tf.zeros_initializer())
+        saver = tf.train.Saver()
+        with tf.Session() as session:
+            session.run(tf.global_variables_initializer())
+            for step in steps:
+                session.run([tf.assign(global_step, step), tf.assign(w, float(step))])
+                paths.append(saver.save(session, os.path.join(directory, "model.ckpt"),
+                                        global_step=step, write_meta_graph=False))
+    return paths
+
+
+class _FailingSaver:
+    def save(self, *args, **kwargs):
+        raise tf.errors.ResourceExhaustedError(None, None, "No space left on device")
+
+
+def test_every_user_agrees_on_the_folder_s_newest_when_the_state_file_lags(tmp_path):
+    """The `checkpoint` state file names step 10 (a chief killed before updating it, a copied
+    run); the folder holds a complete step 20: resolving, the input seeding, the restore, the
+    fine-tune source and the error messages all name step 20."""
+    d = str(tmp_path)
+    ten, twenty = _save_real_checkpoints(d, [10, 20])
+    tf.train.update_checkpoint_state(d, ten, all_model_checkpoint_paths=[ten])
+    assert tf.train.latest_checkpoint(d) == ten  # what the state file says
+    assert checkpoints.newest(d).path == twenty
+    assert checkpoints.resolve(d) == twenty
+    assert train_session.restored_step(d) == 20
+    with tf.Graph().as_default():
+        tf.train.get_or_create_global_step()
+        saver = tf.train.Saver([tf.get_variable("w", [])])
+        assert train_session.resume_checkpoint(saver, d) == twenty
+    with pytest.raises(hooks.CheckpointWriteError, match=f"checkpoint is {twenty}$"):
+        hooks.CheckpointHook(d, _FailingSaver())._save(None, 21)
+    answers, clock = [None, "refused", "refused"], _FakeClock()  # up, then lost for 5 s
+    watchdog = cluster.PsWatchdog(["h:1"], 5.0, d, probe=lambda address: answers.pop(0),
+                                  clock=clock)
+    assert watchdog.check() is None and watchdog.check() is None
+    clock.now = 5.0
+    assert watchdog.check().endswith(f"The newest checkpoint is {twenty}")
+
+
+def _session_value(checkpoint_path):
+    """w after the chief's session creator restores `checkpoint_path`."""
+    with tf.Graph().as_default():
+        tf.train.get_or_create_global_step()
+        w = tf.get_variable("w", [], initializer=tf.constant_initializer(-1.0))
+        creator = train_session.session_creator(tf.train.Scaffold(), "", True, checkpoint_path,
+                                                None, None)
+        with tf.train.MonitoredSession(session_creator=creator) as session:
+            return session.run(w)
+
+
+def test_the_session_creator_restores_exactly_the_path_it_is_given(tmp_path):
+    d = str(tmp_path)
+    ten, twenty = _save_real_checkpoints(d, [10, 20])
+    tf.train.update_checkpoint_state(d, ten, all_model_checkpoint_paths=[ten])
+    assert _session_value(twenty) == 20.0  # not the state file's step 10
+    assert _session_value(ten) == 10.0  # not looked up again: the folder's newest is 20
+    assert _session_value(None) == -1.0  # a new run initializes
+
+
+def test_resume_tells_the_saver_of_the_newest_max_to_keep_checkpoints(tmp_path):
+    """A resumed run deletes the checkpoints before it in turn (max_to_keep), as it did when the
+    session restored through the state file."""
+    d = str(tmp_path)
+    paths = _save_real_checkpoints(d, [1, 2, 3])
+    os.remove(os.path.join(d, "checkpoint"))  # a copied run without its state file
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        saver = tf.train.Saver(max_to_keep=2)
+        assert train_session.resume_checkpoint(saver, d) == paths[2]
+        assert saver.last_checkpoints == paths[1:]
+        with tf.Session() as session:
+            session.run(tf.global_variables_initializer())
+            session.run(tf.assign(step, 4))
+            saver.save(session, os.path.join(d, "model.ckpt"), global_step=4,
+                       write_meta_graph=False)
+    assert [c.step for c in checkpoints.list_checkpoints(d)] == [1, 3, 4]

@@ -155,8 +155,12 @@ def test_variables_available_in_checkpoint_map_skip_and_warn(tmp_path, caplog):
 def test_variables_available_in_checkpoint_errors(tmp_path):
     with tf.Graph().as_default():
         var = tf.get_variable("v", [1])
-        with pytest.raises(ValueError, match="no checkpoint in directory"):
+        with pytest.raises(ValueError, match="no complete checkpoint in this folder"):
             variables_helper.get_variables_available_in_checkpoint([var], str(tmp_path))
-        with pytest.raises(ValueError, match="cannot read checkpoint"):
+        with pytest.raises(ValueError, match="no checkpoint, folder or shipped model"):
             variables_helper.get_variables_available_in_checkpoint(
                 [var], str(tmp_path / "missing.ckpt"))
+        for suffix in (".index", ".data-00000-of-00001"):  # complete, but not a checkpoint
+            (tmp_path / f"model.ckpt-1{suffix}").write_bytes(b"not a checkpoint")
+        with pytest.raises(ValueError, match="cannot read checkpoint"):
+            variables_helper.get_variables_available_in_checkpoint([var], str(tmp_path))
