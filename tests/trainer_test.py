@@ -304,7 +304,7 @@ def test_norm_summaries_before_and_after_the_clip_and_of_every_variable(records,
 
 def test_speed_options_reach_the_session_config():
     config = helpers.pipeline_config("unused.tfrecord", extra_train=(
-        "intra_op_threads: 1 inter_op_threads: 2 bfloat16: true xla_jit: false"))
+        "intra_op_threads: 1 inter_op_threads: 2 mixed_precision: true xla_jit: false"))
     session = train_session.session_config(model_deploy.DeploymentConfig(),
                                            config.train_config)
     assert session.intra_op_parallelism_threads == 1
@@ -322,7 +322,7 @@ def test_bfloat16_training_keeps_float32_variables_and_finite_loss(records, tmp_
         def after_run(self, run_context, run_values):
             losses.append(run_values.results)
 
-    _train(records, tmp_path, "num_steps: 3 bfloat16: true summarize_update_norm: false",
+    _train(records, tmp_path, "num_steps: 3 mixed_precision: true summarize_update_norm: false",
            extra_hooks=[_Record()])
     assert len(losses) == 3 and all(np.isfinite(losses))
     assert all(np.asarray(v).dtype == np.float32 for v in losses)
@@ -336,7 +336,7 @@ def test_gpu_float16_training_scales_the_loss_and_saves_the_scale(records, tmp_p
     # A GPU machine as the trainer sees it; the clone is soft-placed on this CPU, where the CUDA
     # rewrite does nothing, so this checks the wiring: loss scaling around the real train op.
     monkeypatch.setattr(train_session, "_num_gpus", lambda: 1)
-    _train(records, tmp_path, "num_steps: 3 bfloat16: true",
+    _train(records, tmp_path, "num_steps: 3 mixed_precision: true",
            deploy_config=model_deploy.DeploymentConfig())
     values = _values(_checkpoint(tmp_path))
     assert values["global_step"] == 3
@@ -347,7 +347,7 @@ def test_gpu_float16_training_scales_the_loss_and_saves_the_scale(records, tmp_p
 def test_gpu_float16_with_sync_replicas_is_refused(records, tmp_path, monkeypatch):
     monkeypatch.setattr(train_session, "_num_gpus", lambda: 1)
     with pytest.raises(ValueError, match="train_config.mixed_precision: GPU float16 .* sync_replicas"):
-        _train(records, tmp_path, "num_steps: 3 bfloat16: true sync_replicas: true",
+        _train(records, tmp_path, "num_steps: 3 mixed_precision: true sync_replicas: true",
                deploy_config=model_deploy.DeploymentConfig())
 
 

@@ -24,7 +24,7 @@ def test_gpu_mixed_precision_only_for_gpu_clones_on_gpus(monkeypatch, bfloat16, 
                                                          num_gpus, expected):
     monkeypatch.setattr(train_session, "_num_gpus", lambda: num_gpus)
     deploy = model_deploy.DeploymentConfig(clone_on_cpu=clone_on_cpu)
-    train_config = _train_config(f"bfloat16: {str(bfloat16).lower()}")
+    train_config = _train_config(f"mixed_precision: {str(bfloat16).lower()}")
     assert train_session.gpu_mixed_precision(deploy, train_config) is expected
     session = train_session.session_config(deploy, train_config)
     assert session_options.gpu_float16_enabled(session) is expected
@@ -65,5 +65,5 @@ def test_loss_scaling_applies_true_gradients_and_skips_overflowing_steps():
 def test_cpu_bfloat16(monkeypatch, bfloat16, num_gpus, cpu_has_it, expected):
     monkeypatch.setattr(train_session, "_num_gpus", lambda: num_gpus)
     monkeypatch.setattr(session_options, "cpu_supports_bfloat16", lambda flags=None: cpu_has_it)
-    train_config = _train_config(f"bfloat16: {str(bfloat16).lower()}")
+    train_config = _train_config(f"mixed_precision: {str(bfloat16).lower()}")
     assert train_session.cpu_bfloat16(model_deploy.DeploymentConfig(), train_config) is expected
