@@ -8,8 +8,10 @@ tarball, nothing installed) into a scratch folder, and only what the word engine
     data/fonts_google/<id>/metadata.json                  family, category, license
     data/fonts_google/<id>/LICENSE
     data/fonts_google/<id>/files/<id>-latin-<weight>-<style>.woff2
+    data/fonts_google/<id>/files/<id>-latin-<weight>-<style>.ttf    its TrueType twin
 
-The tarball and npm's cache are deleted. manifest.json records each package's version, status
+The twins (written once, for the faces the engine uses) are what the renderer opens: FreeType
+decompresses a .woff2 at every open, ~60 ms for a large face. The tarball and npm's cache are deleted. manifest.json records each package's version, status
 and the files kept; a rerun fetches only the packages not already present at their version
 (and deletes the families of packages no longer listed). A
 package the registry does not have is one line and the run goes on; when npm cannot reach the
@@ -21,6 +23,7 @@ import argparse
 import concurrent.futures
 import dataclasses
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -30,6 +33,8 @@ import tarfile
 import tempfile
 import threading
 import time
+
+from aster.synth import fontsource, render
 
 PACKAGE_LIST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "google_fonts.txt")
 MANIFEST = "manifest.json"
@@ -278,6 +283,51 @@ def fetch_all(packages, out_dir, npm="npm", jobs=4, timeout=300, log=print):
     return entries
 
 
+def _write_twin(face):
+    """Writes the TrueType twin of one .woff2 face (atomically); returns the face, or an error."""
+    twin = render.truetype_twin(face)
+    if os.path.exists(twin):
+        return face, None
+    from fontTools.ttLib import woff2  # brotli
+
+    tmp = f"{twin}.tmp{os.getpid()}"
+    try:
+        woff2.decompress(face, tmp)
+        os.replace(tmp, twin)
+    except Exception as err:  # a damaged face: reported, the .woff2 is still used as it is
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        return face, f"{type(err).__name__}: {err}"
+    return face, None
+
+
+def write_truetype_twins(out_dir, jobs=2, log=print):
+    """Writes a TrueType twin beside every face the engine uses (fontsource.chosen_faces), once.
+
+    FreeType decompresses a .woff2 face every time it opens one; the renderer opens faces at
+    every size it draws, so it reads the twin instead (render.py). Decompressing takes fontTools
+    ~0.5 s a face, once: a rerun converts only faces without a twin.
+
+    Returns:
+      The number of twins written.
+    """
+    faces, _ = fontsource.library_faces(out_dir)
+    todo = [f for f in faces if not os.path.exists(render.truetype_twin(f))]
+    if not todo:
+        return 0
+    log(f"writing TrueType twins of {len(todo)} faces ({jobs} processes; once)")
+    written = 0
+    with multiprocessing.Pool(max(1, jobs)) as pool:
+        for i, (face, error) in enumerate(pool.imap_unordered(_write_twin, todo), 1):
+            if error:
+                log(f"{face}: no TrueType twin ({error}); the .woff2 is read as it is")
+            else:
+                written += 1
+            if i % 200 == 0 or i == len(todo):
+                log(f"[twins] {i}/{len(todo)}")
+    return written
+
+
 def main(argv=None):
     """Command line: fetches the library and prints a summary line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -303,6 +353,9 @@ def main(argv=None):
         prune(packages, args.out_dir, log=print)
     entries = fetch_all(packages, args.out_dir, args.npm, args.jobs,
                         log=lambda line: print(line, flush=True))
+    if any(entry.get("status") == OK for entry in entries.values()):
+        write_truetype_twins(args.out_dir, max(1, min(args.jobs, os.cpu_count() or 1)),
+                             log=lambda line: print(line, flush=True))
     usable = sum(entries.get(p.name, {}).get("status") == OK for p in packages)
     size = sum(os.path.getsize(os.path.join(root, name))
                for root, _, names in os.walk(args.out_dir) for name in names)
