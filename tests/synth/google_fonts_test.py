@@ -149,3 +149,40 @@ def test_real_fetch_of_two_small_packages(tmp_path):
     assert not skipped and {m.category for m in faces.values()} == {"sans-serif", "display"}
     assert "2 of 2 families" in result.stdout and not os.path.exists(os.path.join(out,
                                                                                  ".npm-cache"))
+
+
+def test_truetype_twins_are_written_once_and_draw_what_the_woff2_draws(tmp_path):
+    import numpy as np
+    from PIL import Image
+
+    from aster.synth import render
+
+    library = str(tmp_path / "library")
+    shutil.copytree(LIBRARY, library)
+    faces, _ = fontsource.library_faces(library)
+    assert google_fonts.write_truetype_twins(library, jobs=1, log=lambda line: None) == len(faces)
+    assert google_fonts.write_truetype_twins(library, jobs=1, log=lambda line: None) == 0
+    face = next(iter(faces))
+    twin = render.truetype_twin(face)
+    assert os.path.exists(twin) and render._font_source(face) == twin
+    drawn = []
+    for path in (twin, face):  # the twin as the renderer opens it, then the .woff2 itself
+        image = Image.new("L", (200, 60))
+        font = render.ImageFont.truetype(path, 36, layout_engine=render.ImageFont.Layout.BASIC)
+        render.ImageDraw.Draw(image).text((4, 4), "Quartz 42", font=font, fill=255)
+        drawn.append(np.asarray(image))
+    assert drawn[0].any() and np.array_equal(drawn[0], drawn[1])
+
+
+def test_the_font_cache_keeps_the_most_recently_used(monkeypatch):
+    from aster.synth import render
+
+    monkeypatch.setattr(render, "_FONT_CACHE", render.collections.OrderedDict())
+    monkeypatch.setattr(render, "_FONT_CACHE_SIZE", 2)
+    face = fontsource.library_faces(LIBRARY)[0]
+    path = next(iter(face))
+    first = render._font(path, 20)
+    render._font(path, 21)
+    assert render._font(path, 20) is first  # a hit moves it to the end
+    render._font(path, 22)  # evicts size 21, the least recently used
+    assert list(render._FONT_CACHE) == [(path, 20), (path, 22)]
