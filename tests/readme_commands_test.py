@@ -65,6 +65,7 @@ NOT_RUN = {
         "needs the converted benchmarks and the trained model; waits for new checkpoints",
     # configs/crnn_ctc.config
     "make install protos data/synth/manifest.json": "the fonts and 100,000 images of make train",
+    "make synth-data": "the fonts and 100,000 images of make train",
     ".venv/bin/aster-train --pipeline_config_path configs/crnn_ctc.config --train_dir "
     "runs/crnn_ctc": "reads make train's data/synth; 5,000 steps (tests/main_job_test.py trains "
                      "this config a few steps)",
@@ -123,6 +124,13 @@ NOT_RUN = {
     "aster-eval --pipeline_config_path configs/base_cpu_stage4.config --checkpoint_dir "
     "runs/base_cpu_stage4 --eval_dir runs/base_cpu_stage4/eval --run_once":
         "needs the checkpoints of make pretrain's fourth stage",
+    # configs/base_cpu_stage5.config
+    "make pretrain-94": "the Google Fonts library, 400,000 images and hours of training",
+    "aster-train --pipeline_config_path configs/base_cpu_stage5.config --train_dir "
+    "runs/base_cpu_stage5": "needs make pretrain-94's data/base94; 40,000 steps take hours",
+    "aster-eval --pipeline_config_path configs/base_cpu_stage5.config --checkpoint_dir "
+    "runs/base_cpu_stage5 --eval_dir runs/base_cpu_stage5/eval --run_once":
+        "needs the checkpoints of make pretrain-94",
     # configs/finetune_cpu.config
     "aster-convert folder --labels_file my_crops/labels.txt --output data/mine/train.tfrecord":
         "needs crops of your own (tests/tools/converters run the folder converter)",
