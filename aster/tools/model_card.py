@@ -35,11 +35,13 @@ def model_facts(config):
         "predictors": [p.name for p in model.predictor if not p.auxiliary],
     }
     if attention is not None:
-        facts["max_characters"] = attention.max_num_steps - 2  # EOS and one spare step
+        # The decoders read max_num_steps - 1 characters and EOS (config_checks holds the
+        # training labels to that).
+        facts["max_characters"] = attention.max_num_steps - 1
         facts["beam_width"] = attention.beam_width
         facts["charset"] = _charset_name(attention.label_map)
-        if facts["charset"] == "lowercase":
-            facts["num_characters"] = len(charsets.BUILT_IN["LOWERCASE"])
+        if facts["charset"] != "custom":
+            facts["num_characters"] = len(charsets.BUILT_IN[facts["charset"].upper()])
     return facts
 
 
@@ -59,17 +61,39 @@ def _precision(facts):
     return "float32 (the config asks for bfloat16; this CPU has no native bfloat16)"
 
 
+def _reads_case_and_punctuation(facts):
+    return facts["model"].get("num_characters", 0) > len(charsets.BUILT_IN["LOWERCASE"])
+
+
 def _accuracy_table(facts):
+    """Beam and greedy accuracy per set under the headline protocol; for a model that reads more
+    than 36 characters, also protocol 94 (case and punctuation kept) beside it."""
     greedy = {d["name"]: d for d in facts["greedy"]["datasets"]}
-    lines = ["| set | images | beam | greedy | rectifier forced to identity (beam) | "
-             "control points moved (px, mean) |", "|---|---:|---:|---:|---:|---:|"]
+    wide = _reads_case_and_punctuation(facts)
+    lines = ["| set | images | beam | greedy |" + (" beam, protocol 94 |" if wide else "")
+             + " rectifier forced to identity (beam) | control points moved (px, mean) |",
+             "|---|---:|---:|---:|" + ("---:|" if wide else "") + "---:|---:|"]
     for d in facts["beam"]["datasets"]:
         identity = (d.get("identity_rectification") or {}).get("accuracy")
         moved = (d.get("rectifier") or {}).get("mean_displacement_px")
+        p94 = (d.get("protocols") or {}).get("94", {}).get("accuracy")
         lines.append(f"| `{d['name']}` | {d['size']} | {_pct(d['accuracy'])} | "
-                     f"{_pct(greedy.get(d['name'], {}).get('accuracy'))} | {_pct(identity)} | "
-                     f"{'n/a' if moved is None else f'{moved:.2f}'} |")
+                     f"{_pct(greedy.get(d['name'], {}).get('accuracy'))} |"
+                     + (f" {_pct(p94)} |" if wide else "")
+                     + f" {_pct(identity)} | {'n/a' if moved is None else f'{moved:.2f}'} |")
     return lines
+
+
+def _output_line(model):
+    """What the model outputs, from its character set."""
+    what = {"lowercase": "a-z and 0-9; upper case is read as lower case, other characters are "
+                         "never output",
+            "allcases": "a-z, A-Z and 0-9, case kept; other characters are never output",
+            "allcases_symbols": "the 94 printable ASCII characters: letters with their case, "
+                                "digits and punctuation"}.get(model.get("charset"),
+                                                              "its character set")
+    return (f"- Output: {model.get('num_characters', '?')} classes ({model.get('charset')}: "
+            f"{what}), at most {model.get('max_characters')} characters.")
 
 
 def _stages(facts):
@@ -165,9 +189,7 @@ def render(facts):
         "",
         f"- Input: {model['input_height']}x{model['input_width']} RGB; other sizes are resized "
         "(bilinear, antialiased) by `aster-demo`, the SavedModel and the exported wrappers.",
-        f"- Output: {model.get('num_characters', '?')} classes ({model.get('charset')}: a-z and "
-        "0-9; upper case is read as lower case, other characters are never output), at most "
-        f"{model.get('max_characters')} characters.",
+        _output_line(model),
         f"- Parameters: {facts['trainable_parameters']:,} trainable; the weights file holds "
         f"{facts['num_values']:,} float32 values ({facts['num_variables']} variables, with the "
         f"batch-norm statistics and the auxiliary CTC head), {facts['weights_bytes'] / 1e6:.1f} "
