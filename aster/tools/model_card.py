@@ -4,6 +4,8 @@ Nothing here is typed by hand: every figure comes from the run's own files (prov
 data manifest, the event files, the evaluation reports) through aster/tools/package_model.py.
 """
 
+import collections
+
 from aster.core import charsets
 from aster.protos import label_map_pb2
 
@@ -149,15 +151,28 @@ def _seeds(seed):
 
 def _data_lines(facts):
     train = facts["data"]
-    families = train["font_families"]
     return [
         f"- Data: `{facts['provenance'].get('data_command', '')}` "
         f"({train['num_images']:,} training images, {_seeds(train['seed'])}).",
         f"- Words: {train['words']} ({train['num_words']:,} words) with "
         f"{100 * train['random_fraction']:.0f}% generated strings (letters, digits, dates, "
         f"prices), at most {train['max_length']} characters.",
-        f"- Font families seen in training ({len(families)}): {', '.join(families)}.",
+        _families_line(train),
     ]
+
+
+def _families_line(train):
+    """The training families, by category where the data's manifest gave one."""
+    families = train["font_families"]
+    categories = train.get("font_categories")
+    if not categories:
+        return f"- Font families seen in training ({len(families)}): {', '.join(families)}."
+    by_category = collections.defaultdict(list)
+    for family in families:
+        by_category[categories.get(family, "unknown")].append(family)
+    return f"- Font families seen in training ({len(families)}), by category: " + "; ".join(
+        f"{category} ({len(names)}): {', '.join(names)}"
+        for category, names in sorted(by_category.items())) + "."
 
 
 def render(facts):

@@ -184,6 +184,14 @@ def data_facts(manifests):
     facts["font_families"] = sorted(set().union(*(t.get("fonts", {}) for t in trains)))
     reserved_fonts.check_training_families(facts["font_families"],
                                            "the training data's manifest.json (splits.train.fonts)")
+    categories = {}
+    for t in trains:  # a font library's manifest says each family's category (font_categories)
+        categories.update(t.get("font_categories") or {})
+    if categories:
+        facts["font_categories"] = {f: categories.get(f, "unknown") for f in facts["font_families"]}
+    for key in ("text", "text_mix"):
+        if key in trains[0]:
+            facts[key] = trains[0][key]
     facts["other_splits"] = {name: split["num_images"] for m in manifests
                              for name, split in m["splits"].items() if name != "train"}
     return facts
