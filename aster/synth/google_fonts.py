@@ -11,12 +11,12 @@ tarball, nothing installed) into a scratch folder, and only what the word engine
     data/fonts_google/<id>/files/<id>-latin-<weight>-<style>.ttf    its TrueType twin
 
 The twins (written once, for the faces the engine uses) are what the renderer opens: FreeType
-decompresses a .woff2 at every open, ~60 ms for a large face. The tarball and npm's cache are deleted. manifest.json records each package's version, status
-and the files kept; a rerun fetches only the packages not already present at their version
-(and deletes the families of packages no longer listed). A
-package the registry does not have is one line and the run goes on; when npm cannot reach the
-registry at all, the run says so in one line and stops fetching, keeping what it has.
-`aster-synth-words --google_fonts data/fonts_google` reads the folder (fontsource.py).
+decompresses a .woff2 at every open, ~60 ms for a large face. The tarball and npm's cache are
+deleted. manifest.json records each package's version, status and the files kept; a rerun fetches
+only the packages not already present at their version (and deletes the families of packages no
+longer listed). A package the registry does not have is one line and the run goes on; when npm
+cannot reach the registry at all, the run says so in one line and stops fetching, keeping what it
+has. `aster-synth-words --google_fonts data/fonts_google` reads the folder (fontsource.py).
 """
 
 import argparse
