@@ -61,12 +61,16 @@ class BuildPyWithProtos(build_py):
             self.copy_file(path, target)
 
 
+# aster-serve's ASGI stack (the serve extra): Starlette on uvicorn, python-multipart for uploads.
+SERVE_REQUIRES = ["starlette==1.10.0", "uvicorn==0.55.0", "python-multipart==0.0.34"]
+
 setup(
     name="aster-tf",
     version="0.1.0",
     description="ASTER scene text recognition (TPS + attention) in TF1 graph style on TF 2.21",
     python_requires=">=3.11,<3.12",
     packages=find_packages(include=["aster", "aster.*"]),
+    package_data={"aster.serve": ["static/*"]},  # aster-serve's page
     # The shipped base model (make pretrain, models/ in the repository): aster-demo, aster-export
     # and aster-eval read with it by default (aster/pretrained.py), so the sdist carries models/
     # (MANIFEST.in) and BuildPyWithProtos copies it into the wheel as aster/models/.
@@ -81,15 +85,22 @@ setup(
         # The dictionary of aster-synth-words (aster/synth/vocabulary.py): pure data, no deps.
         "english-words==2.0.2",
         "fonttools==4.68.0",
+        # fontTools reads .woff2 (the Google Fonts library of `make fonts-google`) with brotli.
+        "brotli==1.2.1",
     ],
     extras_require={
         "lmdb": ["lmdb>=1.4"],
         # The build requirements of pyproject.toml are in dev too, so that
         # tests/packaging_test.py builds the wheel without an isolated (PyPI) build environment.
         # pytest-xdist: `make test` runs the suite in two processes (Makefile, TEST_WORKERS).
+        # The serve extra too (tests/serve/), and selenium, which drives Debian's chromium and
+        # chromedriver in tests/serve/browser_test.py (.ci/run installs those two with apt-get).
         "dev": ["pytest>=8", "pytest-xdist==3.8.0", "ruff==0.17.6", "lmdb>=1.4", "scipy>=1.11",
                 "grpcio-tools==1.85.1", "setuptools>=70", "wheel", "ai-edge-litert==2.3.0",
-                "tf2onnx==1.17.0", "onnx==1.23.2", "onnxruntime==1.32.0", "wordfreq==3.1.1"],
+                "tf2onnx==1.17.0", "onnx==1.23.2", "onnxruntime==1.32.0", "wordfreq==3.1.1",
+                *SERVE_REQUIRES, "selenium==4.51.0"],
+        # aster-serve (aster/serve/): the HTTP API and page. Only aster/serve/ imports these.
+        "serve": SERVE_REQUIRES,
         # Word lists for aster-synth-words --language el|ru (aster/synth/languages.py).
         "languages": ["wordfreq==3.1.1"],
         # The LiteRT runtime that runs an `aster-export --format tflite` model without TensorFlow
@@ -115,6 +126,7 @@ setup(
             "aster-export=aster.export:main",
             "aster-synth-words=aster.synth.generator:main",
             "aster-convert=aster.tools.convert:main",
+            "aster-serve=aster.serve.cli:main",
         ],
     },
     cmdclass={"build_py": BuildPyWithProtos, "build_protos": BuildProtos},
