@@ -26,6 +26,9 @@ def _tiny_config(charset=None, protocol=None):
     if charset is not None:
         for predictor in config.model.multi_predictors_recognition_model.predictor:
             predictor.attention_predictor.label_map.character_set.text_string = " ".join(charset)
+        for step in config.train_config.data_augmentation_options:  # the same characters
+            if step.WhichOneof("preprocessing_step") == "string_filtering":
+                step.string_filtering.include_charset.text_string = " ".join(charset)
     if protocol is not None:
         config.eval_config.protocol = protocol
     return config

@@ -164,7 +164,9 @@ def _check_agreement(config, problems):
     steps = [(f"{model_path}.predictor[{i}].attention_predictor.max_num_steps",
               p.attention_predictor.max_num_steps)
              for i, p in enumerate(model.predictor)
-             if p.WhichOneof("predictor_oneof") == "attention_predictor"]
+             if p.WhichOneof("predictor_oneof") == "attention_predictor"
+             # a value its own field rule refuses is reported there, not here
+             and p.attention_predictor.max_num_steps >= config_field_rules.MIN_DECODE_STEPS]
     if steps:
         field, fewest = min(steps, key=lambda s: s[1])
         for i, reader in enumerate(config.train_input_reader):

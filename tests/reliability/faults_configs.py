@@ -140,7 +140,8 @@ REQUIRED = [
     ("PreprocessingStep", "preprocessing_step"),
 ]
 
-# Shown to be valid on purpose: zero as "off"/"no limit", a larger beam, no eval section.
+# Shown to be valid on purpose: zero as "off"/"no limit", a larger beam, no eval section. (A
+# training reader's max_label_length of 0 is not: config_checks holds it to the decoders.)
 VALID_EDITS = [
     ("train_config.num_steps", 0),
     ("train_config.save_checkpoint_secs", 0),
@@ -151,7 +152,6 @@ VALID_EDITS = [
     ("train_config.optimizer.moving_average_decay", 0.999999),
     ("train_input_reader[0].num_readers", 0),
     ("train_input_reader[0].queue_capacity", 0),
-    ("train_input_reader[0].max_label_length", 0),
     ("train_input_reader[0].num_epochs", 0),
     ("eval_config.num_examples", 0),
     ("eval_config.max_evals", 0),
