@@ -58,16 +58,22 @@ def test_failing_batch_is_retried_one_image_at_a_time(make_batcher):
     assert max(predictor.batch_sizes) >= 3 and predictor.batch_sizes.count(1) >= 3
 
 
+class BlockingPredictor(EchoPredictor):
+    """Holds its first batch until `release` is set; `started` is set when it is running."""
+
+    def __init__(self):
+        super().__init__()
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def predict(self, images):
+        self.started.set()
+        self.release.wait(10)
+        return super().predict(images)
+
+
 def test_cancelled_image_is_not_run(make_batcher):
-    started, release = threading.Event(), threading.Event()
-
-    class Blocking(EchoPredictor):
-        def predict(self, images):
-            started.set()
-            release.wait(10)
-            return super().predict(images)
-
-    predictor = Blocking()
+    predictor = BlockingPredictor()
+    started, release = predictor.started, predictor.release
     batcher = make_batcher(predictor, max_batch_size=4, max_wait_secs=0.0)
     first = batcher.submit(b"first")
     assert started.wait(10)
@@ -79,15 +85,9 @@ def test_cancelled_image_is_not_run(make_batcher):
 
 
 def test_close_fails_what_is_still_queued_and_refuses_more(make_batcher):
-    started, release = threading.Event(), threading.Event()
-
-    class Blocking(EchoPredictor):
-        def predict(self, images):
-            started.set()
-            release.wait(10)
-            return super().predict(images)
-
-    batcher = make_batcher(Blocking(), max_batch_size=1, max_wait_secs=0.0)
+    predictor = BlockingPredictor()
+    started, release = predictor.started, predictor.release
+    batcher = make_batcher(predictor, max_batch_size=1, max_wait_secs=0.0)
     running = batcher.submit(b"running")
     assert started.wait(10)
     queued = batcher.submit(b"queued")
