@@ -215,7 +215,12 @@ class Evaluator:
         """Runs the eval epoch; returns evaluations per protocol, visual examples and timing."""
         config = self._eval_config
         limit = config.num_examples
-        protocols = recognition_evaluation.PROTOCOLS if self._charset else \
+        # The character-set protocol for a script the ASCII ones cannot score (or when it is the
+        # headline): for an ASCII model it would only drop the labels' other case.
+        charset_protocol = self._charset and (
+            not recognition_evaluation.is_ascii_charset(self._charset)
+            or self._protocol == recognition_evaluation.CHARSET)
+        protocols = recognition_evaluation.PROTOCOLS if charset_protocol else \
             recognition_evaluation.ASCII_PROTOCOLS
         evaluations = {p: self._evaluation(p) for p in protocols}
         identity = (self._evaluation(self._protocol)

@@ -95,4 +95,4 @@ def test_protocols_score_the_transcript_as_written(tmp_path):
     assert accuracy["94"] == pytest.approx(1 / 8)
     report = (tmp_path / "eval" / "results.md").read_text()
     assert "| dataset | protocol 36 (headline) | protocol 62 | protocol 94 |" in report
-    assert "| val | 100.00% (100.00%) | 50.00% (70.42%) | 12.50% (61.67%) |" in report
+    assert "| val | 100.00% (100.00%) | 50.00% (70.42%) | 12.50% (61.67%) |\n" in report
