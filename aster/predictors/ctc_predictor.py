@@ -72,7 +72,9 @@ class CtcPredictor:
           groundtruth_text: [B] string tensor.
 
         Returns:
-          float32 scalar. Samples with more labels than frames contribute 0.
+          float32 scalar: the mean over the batch. A sample no alignment fits contributes 0
+          (and no gradient): more labels than frames, or fewer frames than its labels and the
+          blanks its repeated letters need ("book" needs 5): a 25-character text on 25 frames.
         """
         logits, seq_lengths = self._logits(feature_sequence)
         with tf.name_scope(f"{self._name}/Loss"):
@@ -82,6 +84,10 @@ class CtcPredictor:
                                      tf.cast(tf.shape(labels), tf.int64))
             losses = tf.nn.ctc_loss(sparse, logits, seq_lengths, time_major=True,
                                     ignore_longer_outputs_than_inputs=True)
+            # No valid path (repeats needing blanks) is an infinite loss whose gradient the
+            # mask zeroes; TF's gradient of such a sample is finite, so 0 * it stays 0.
+            fits = tf.stop_gradient(tf.math.is_finite(losses))
+            losses = tf.where(fits, losses, tf.zeros_like(losses))
             return tf.reduce_mean(losses) * self._loss_weight
 
     def predict(self, feature_sequence):
