@@ -15,7 +15,7 @@ shipped model unless told otherwise, on 127.0.0.1 and a free port):
   a text other than the direct predictor's, or no answer: a lost request). Every request has a
   --request_timeout_secs bound.
 * CPU: the cores the server and the client threads (this process) used during each run (from
-  /proc and os.times), since both share the machine.
+  /proc and time.process_time), since both share the machine.
 * soak: --soak_clients clients for --soak_secs while the server's resident memory (VmRSS of
   /proc/<pid>/status) is sampled every --rss_every_secs: first, last and largest sample.
 
@@ -136,8 +136,8 @@ def rss_mb(pid):
 def cpu_secs(pid=None):
     """CPU seconds (user + system) used so far by process `pid` (/proc), or by this process."""
     if pid is None:
-        times = os.times()
-        return times.user + times.system
+        # Not os.times(): it counts clock ticks (10 ms), and a CI run of a short load read 0.0.
+        return time.process_time()
     with open(f"/proc/{pid}/stat", encoding="ascii") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
