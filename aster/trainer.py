@@ -174,14 +174,15 @@ def _train_op(train_config, deploy_config, clones, global_step):
     return total_loss, train_op, sync_optimizer
 
 
-def _scaffold(train_config, deploy_config, model_variables):
+def _scaffold(train_config, deploy_config, model_variables, model_config):
     """(saver, scaffold): the saver resumes from train_dir; the init_fn restores a fine-tune."""
     saver = tf.train.Saver(
         max_to_keep=train_config.max_checkpoints_to_keep,
         keep_checkpoint_every_n_hours=train_config.keep_checkpoint_every_n_hours,
         sharded=deploy_config.num_ps_tasks > 1)
     scaffold = tf.train.Scaffold(
-        saver=saver, init_fn=train_session.fine_tune_init_fn(train_config, model_variables))
+        saver=saver, init_fn=train_session.fine_tune_init_fn(train_config, model_variables,
+                                                                 model_config))
     return saver, scaffold
 
 
@@ -207,7 +208,8 @@ def build_graph(pipeline_config, train_dir, deploy_config, seams=None):
     model_variables = [v for v in tf.global_variables() if v is not global_step]
     total_loss, train_op, sync_optimizer = _train_op(train_config, deploy_config, clones,
                                                      global_step)
-    saver, scaffold = _scaffold(train_config, deploy_config, model_variables)
+    saver, scaffold = _scaffold(train_config, deploy_config, model_variables,
+                                pipeline_config.model)
     # A synchronous global step aggregates replicas_to_aggregate replicas' batches.
     replicas = train_config.replicas_to_aggregate if train_config.sync_replicas else 1
     return _TrainGraph(clones, model_variables, total_loss, train_op, sync_optimizer, saver,

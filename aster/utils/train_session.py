@@ -16,7 +16,7 @@ import re
 
 from aster.core import session_options
 from aster.tf_setup import tf
-from aster.utils import checkpoints, variables_helper
+from aster.utils import checkpoints, class_remap, variables_helper
 
 _LOG = logging.getLogger("aster.trainer")
 
@@ -27,17 +27,21 @@ class NonFiniteLossError(RuntimeError):
     """A loss became NaN or Inf; the newest checkpoint is the last good one."""
 
 
-def fine_tune_init_fn(train_config, model_variables):
-    """Scaffold init_fn restoring what fine_tune_checkpoint has (only when not resuming)."""
+def fine_tune_init_fn(train_config, model_variables, model_config=None):
+    """Scaffold init_fn restoring what fine_tune_checkpoint has (only when not resuming); with
+    the model's config, a variable whose class axis changed with the label map is restored class
+    by class (class_remap)."""
     if not train_config.fine_tune_checkpoint:
         return None
     # A checkpoint prefix, a training or model folder, or a shipped model's name.
     path = checkpoints.resolve(train_config.fine_tune_checkpoint,
                                "train_config.fine_tune_checkpoint")
     name_map = [(m.model_prefix, m.checkpoint_prefix) for m in train_config.fine_tune_variable_map]
+    skipped = []
     available = variables_helper.get_variables_available_in_checkpoint(
         model_variables, path, name_map=name_map,
-        skip_regexes=list(train_config.fine_tune_skip_regexes))
+        skip_regexes=list(train_config.fine_tune_skip_regexes), shape_skipped=skipped)
+    remapped = class_remap.remappable(path, model_config, skipped) if model_config else []
     if not available:
         raise ValueError(f"train_config.fine_tune_checkpoint {train_config.fine_tune_checkpoint!r} "
                          "has none of the model's variables")
@@ -48,6 +52,7 @@ def fine_tune_init_fn(train_config, model_variables):
     def init_fn(scaffold, session):
         del scaffold
         saver.restore(session, path)
+        class_remap.load(remapped, session)
 
     return init_fn
 

@@ -120,7 +120,7 @@ def _checkpoint_name(name, name_map):
 
 
 def get_variables_available_in_checkpoint(variables, checkpoint_path, name_map=(),
-                                          skip_regexes=()):
+                                          skip_regexes=(), shape_skipped=None):
     """The variables that can be restored from a checkpoint, keyed by their checkpoint names.
 
     A variable is skipped (with a warning) when it matches a skip regex (info only), is missing
@@ -132,6 +132,8 @@ def get_variables_available_in_checkpoint(variables, checkpoint_path, name_map=(
         folder (its newest complete checkpoint) or a shipped model's name.
       name_map: (model_prefix, checkpoint_prefix) pairs; the first matching prefix renames.
       skip_regexes: regexes of variables never restored.
+      shape_skipped: optional list; each variable skipped for its shape is appended to it as
+        (variable, its checkpoint name) (what class_remap may still restore class by class).
 
     Returns:
       dict from checkpoint variable name to tf.Variable, suitable for tf.train.Saver(var_list=...).
@@ -158,6 +160,8 @@ def get_variables_available_in_checkpoint(variables, checkpoint_path, name_map=(
         if list(shapes[ckpt_name]) != var.shape.as_list():
             _LOG.warning("fine-tune: %s has shape %s but the checkpoint's %s has %s; skipped",
                          name, var.shape.as_list(), ckpt_name, shapes[ckpt_name])
+            if shape_skipped is not None:
+                shape_skipped.append((var, ckpt_name))
             continue
         available[ckpt_name] = var
     return available
