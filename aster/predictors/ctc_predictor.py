@@ -79,14 +79,21 @@ class CtcPredictor:
         logits, seq_lengths = self._logits(feature_sequence)
         with tf.name_scope(f"{self._name}/Loss"):
             labels, lengths = self._label_map.text_to_labels(groundtruth_text)
-            indices = tf.where(tf.sequence_mask(lengths, tf.shape(labels)[1]))
+            mask = tf.sequence_mask(lengths, tf.shape(labels)[1])
+            # A path needs a frame per label and a blank between two equal labels in a row.
+            repeats = tf.reduce_sum(tf.cast(
+                tf.logical_and(tf.equal(labels[:, 1:], labels[:, :-1]), mask[:, 1:]), tf.int32),
+                axis=1)
+            fits = lengths + repeats <= seq_lengths
+            # A sample no path fits keeps only its first label (which fits: no infinite loss, no
+            # "No valid path found" from the kernel; the kernel refuses an empty one), and its
+            # loss is then dropped.
+            first = tf.equal(tf.range(tf.shape(labels)[1]), 0)[tf.newaxis, :]
+            indices = tf.where(tf.logical_and(mask, tf.logical_or(fits[:, tf.newaxis], first)))
             sparse = tf.SparseTensor(indices, tf.gather_nd(labels, indices),
                                      tf.cast(tf.shape(labels), tf.int64))
             losses = tf.nn.ctc_loss(sparse, logits, seq_lengths, time_major=True,
                                     ignore_longer_outputs_than_inputs=True)
-            # No valid path (repeats needing blanks) is an infinite loss whose gradient the
-            # mask zeroes; TF's gradient of such a sample is finite, so 0 * it stays 0.
-            fits = tf.stop_gradient(tf.math.is_finite(losses))
             losses = tf.where(fits, losses, tf.zeros_like(losses))
             return tf.reduce_mean(losses) * self._loss_weight
 

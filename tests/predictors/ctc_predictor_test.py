@@ -60,20 +60,24 @@ def test_ctc_loss_ignores_labels_longer_than_frames():
             assert np.isfinite(sess.run(loss_op))
 
 
-def test_ctc_loss_zeroes_a_label_whose_repeats_do_not_fit_the_frames():
+def test_ctc_loss_zeroes_a_label_whose_repeats_do_not_fit_the_frames(capfd):
     """"aaa" has 3 labels on 4 frames, but its repeats need 2 blanks (5 frames): no alignment.
-    Its loss and gradient are 0; the other sample's loss is the same as alone."""
+    Its loss and gradient are 0, the kernel is not asked (no "No valid path found" on stderr);
+    the other sample's loss is the same as alone. "aab" needs exactly the 4 frames: kept."""
     with tf.Graph().as_default():
         pred = _predictor()
         features = tf.constant(np.random.RandomState(1).randn(2, 4, 4), tf.float32)
         both = pred.loss(features, tf.constant(["aaa", "ab"]))
         alone = pred.loss(features[1:], tf.constant(["ab"]))
+        tight = pred.loss(features[:1], tf.constant(["aab"]))
         grads = tf.gradients(both, tf.trainable_variables())
         with tf.Session() as sess:
             sess.run([tf.global_variables_initializer(), tf.tables_initializer()])
-            both_v, alone_v, grads_v = sess.run([both, alone, grads])
+            both_v, alone_v, tight_v, grads_v = sess.run([both, alone, tight, grads])
     assert np.isfinite(both_v) and both_v == pytest.approx(alone_v / 2, rel=1e-5)
     assert all(np.isfinite(g).all() for g in grads_v)
+    assert np.isfinite(tight_v) and tight_v > 0
+    assert "No valid path" not in capfd.readouterr().err
 
 
 @pytest.mark.parametrize("kwargs,match", [(dict(beam_width=0), "beam_width"),
