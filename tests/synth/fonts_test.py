@@ -185,6 +185,23 @@ def test_small_caps_font_is_rejected():
         assert font_checks.check_font(path, keep_caps_only=True).info.caps_only
 
 
+def test_a_face_drawing_its_lower_case_as_capitals_by_hand_is_caps_only():
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
+                        "hand_caps", "rock-salt-latin-400-normal.woff2")
+    check = font_checks.check_font(path)
+    assert not check.usable and check.reason == font_checks.ALL_CAPS
+    assert "b, d, h no taller than a, e, n, r" in check.detail
+    info = font_checks.check_font(path, keep_caps_only=True).info
+    assert info.caps_only and info.drawn_text("dodgy") == "DODGY"
+
+
+def test_text_faces_have_ascenders(machine_fonts):
+    for font in machine_fonts[:20]:
+        face = font_checks.ImageFont.truetype(font.path, 32)
+        images = {c: font_checks._render(face, c) for c in "aenrbdh"}
+        assert font_checks.ascender_ratio(images) >= font_checks._MIN_ASCENDER_RATIO, font.path
+
+
 # ---- split_families
 
 
