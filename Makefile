@@ -147,7 +147,7 @@ eval: install protos
 
 # ---- pretrain: the shipped base model, models/aster_base, from a fresh clone: fonts, 500,000
 # synthetic training words into data/base (seed 0: the font families and words that make train's
-# data/synth holds out, and the same val sets), then five stages, each trained, evaluated with
+# data/synth holds out, and the same val sets), then four stages, each trained, evaluated with
 # beam search and greedy and written as a model folder (weights only, its pipeline.config,
 # MODEL_CARD.md generated from the run's files: aster/tools/package_model.py):
 # configs/base_cpu.config (30,000 steps, ~2 h on two Zen 4 cores in bfloat16) into runs/base_cpu,
@@ -156,9 +156,7 @@ eval: install protos
 # more, half of each batch from 500,000 new renders in data/base_extra, ~1 h 25 min) into
 # runs/base_cpu_stage3, and configs/base_cpu_stage4.config (30,000 more on 400,000 renders in 98
 # font families, data/base_wide: the 53 above and 45 from pretrain-fonts; the val and val_ood
-# families named so that both sets stay the same) into runs/base_cpu_stage4 (its model folder
-# runs/base_cpu_stage4/model), and the fifth, configs/base_cpu_stage5.config (pretrain-94 below:
-# case and punctuation, the Google Fonts library) into runs/base_cpu_stage5, written as
+# families named so that both sets stay the same) into runs/base_cpu_stage4, written as
 # models/aster_base with a card that names every stage. A rerun resumes each stage from the
 # newest checkpoint in its train dir.
 BASE_DATA := data/base
@@ -182,15 +180,6 @@ WIDE_SYNTH_ARGS := --split train --num_train 400000 --num_shards 32 --seed 2 \
 WIDE_SYNTH := aster-synth-words --output_dir $(WIDE_DATA) $(WIDE_SYNTH_ARGS)
 GREEDY_FLAGS := $(foreach i,0 1,--set \
 	'model.multi_predictors_recognition_model.predictor[$(i)].attention_predictor.beam_width=1')
-
-# The fifth stage's data and its starting point (pretrain-94, below).
-BASE94_DATA := data/base94
-STAGE4_MODEL := runs/base_cpu_stage4/model
-BASE94_SYNTH_ARGS := --split all --text ascii94 --num_train 400000 --num_val 2000 \
-	--num_val_ood 2000 --num_val_ood_per_category 400 --num_shards 32 --seed 4 \
-	--google_fonts $(GOOGLE_FONTS_DIR) --font_dirs $(EXTRA_FONTS) \
-	--heldout_font_families '$(VAL_FAMILIES)' --ood_font_families '$(OOD_FAMILIES)'
-BASE94_SYNTH := aster-synth-words --output_dir $(BASE94_DATA) $(BASE94_SYNTH_ARGS)
 
 # $(call pretrain_stage,CONFIG,TRAIN_DIR,MODEL_DIR,EXTRA write FLAGS,DATA DIRS,DATA COMMANDS):
 # one stage of make pretrain.
@@ -249,7 +238,7 @@ $(EXTRA_FONTS_STAMP):
 
 .PHONY: pretrain
 pretrain: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json $(EXTRA_DATA)/manifest.json \
-		$(WIDE_DATA)/manifest.json $(BASE94_DATA)/manifest.json
+		$(WIDE_DATA)/manifest.json
 	$(call pretrain_stage,configs/base_cpu.config,runs/base_cpu,runs/base_cpu/model,,\
 		$(BASE_DATA),$(BASE_SYNTH))
 	$(call pretrain_stage,configs/base_cpu_stage2.config,runs/base_cpu_stage2,\
@@ -257,22 +246,26 @@ pretrain: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json $(EXTRA_DATA)
 	$(call pretrain_stage,configs/base_cpu_stage3.config,runs/base_cpu_stage3,\
 		runs/base_cpu_stage3/model,--starts_from runs/base_cpu_stage2/model,\
 		$(BASE_DATA) $(EXTRA_DATA),$(BOTH_SYNTH))
-	$(call pretrain_stage,configs/base_cpu_stage4.config,runs/base_cpu_stage4,$(STAGE4_MODEL),\
+	$(call pretrain_stage,configs/base_cpu_stage4.config,runs/base_cpu_stage4,$(BASE_MODEL),\
 		--starts_from runs/base_cpu_stage3/model,$(WIDE_DATA),$(WIDE_SYNTH))
-	$(call pretrain_stage,configs/base_cpu_stage5.config,runs/base_cpu_stage5,$(BASE_MODEL),\
-		--starts_from $(STAGE4_MODEL),$(BASE94_DATA),$(BASE94_SYNTH))
 
-# ---- pretrain-94: make pretrain's fifth stage alone (configs/base_cpu_stage5.config): the
-# model reads the 94 printable ASCII characters with case kept, texts of up to 25 characters, in
-# the Google Fonts library's ~510 training families besides the Debian ones. From stage four's
-# model folder (runs/base_cpu_stage4/model, which `make pretrain` writes; where it is missing and
-# the shipped model is still stage four's, models/aster_base is copied there), on data/base94
-# (400,000 images
+# ---- pretrain-94: the fifth stage (configs/base_cpu_stage5.config): the model reads the 94
+# printable ASCII characters with case kept, texts of up to 25 characters, in the Google Fonts
+# library's ~510 training families besides the Debian ones. From stage four's model folder
+# (runs/base_cpu_stage4/model, which `make pretrain` writes; where it is missing and the shipped
+# model is still stage four's, models/aster_base is copied there), on data/base94 (400,000 images
 # of aster-synth-words --text ascii94 --google_fonts, the `val` / `val_ood` families named as in
 # stage four, 400 val_ood images per font category), evaluated on stage four's sets and the new
-# ones (protocols 36 and 94 side by side) and written as runs/base_cpu_stage5/model (make
-# pretrain writes it as models/aster_base). A rerun resumes from the newest checkpoint in
-# runs/base_cpu_stage5.
+# ones (protocols 36 and 94 side by side) and written as runs/base_cpu_stage5/model. A rerun
+# resumes from the newest checkpoint in runs/base_cpu_stage5. Copy the model folder to
+# models/aster_base when its evaluation meets the targets in the config's header.
+BASE94_DATA := data/base94
+STAGE4_MODEL := runs/base_cpu_stage4/model
+BASE94_SYNTH_ARGS := --split all --text ascii94 --num_train 400000 --num_val 2000 \
+	--num_val_ood 2000 --num_val_ood_per_category 400 --num_shards 32 --seed 4 \
+	--google_fonts $(GOOGLE_FONTS_DIR) --font_dirs $(EXTRA_FONTS) \
+	--heldout_font_families '$(VAL_FAMILIES)' --ood_font_families '$(OOD_FAMILIES)'
+BASE94_SYNTH := aster-synth-words --output_dir $(BASE94_DATA) $(BASE94_SYNTH_ARGS)
 
 $(BASE94_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts $(EXTRA_FONTS_STAMP) fonts-google
 	$(VENV)/bin/$(BASE94_SYNTH)
