@@ -127,7 +127,7 @@ NOT_RUN = {
     # configs/base_cpu_stage5.config
     "make pretrain-94": "the Google Fonts library, 400,000 images and hours of training",
     "aster-train --pipeline_config_path configs/base_cpu_stage5.config --train_dir "
-    "runs/base_cpu_stage5": "needs make pretrain-94's data/base94; 40,000 steps take hours",
+    "runs/base_cpu_stage5": "needs make pretrain-94's data/base94; 20,000 steps take ~1.5 hours",
     "aster-eval --pipeline_config_path configs/base_cpu_stage5.config --checkpoint_dir "
     "runs/base_cpu_stage5 --eval_dir runs/base_cpu_stage5/eval --run_once":
         "needs the checkpoints of make pretrain-94",
