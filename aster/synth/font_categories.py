@@ -12,8 +12,9 @@ simple rule on its own tables (`classify`):
   * sans-serif: everything else (sans serif styles 11-13, flared, rounded, or no PANOSE).
 
 Sampling (generator.py, when the run uses the Google Fonts library): a category is drawn with
-CATEGORY_WEIGHTS (renormalised over the categories the split has), then a family uniformly
-within it, then one of its files. Without the library every family is equally likely, as before.
+CATEGORY_WEIGHTS or aster-synth-words --category_weights (parse_weights; renormalised over the
+categories the split has), then a family uniformly within it, then one of its files. Without the
+library every family is equally likely, as before.
 """
 
 CATEGORIES = ("serif", "sans-serif", "display", "handwriting", "monospace")
@@ -68,8 +69,39 @@ def classify(font):
     return "sans-serif"
 
 
-def split_weights(categories):
-    """{category: weight} for the categories a split has, renormalised to sum to 1."""
-    present = {c: CATEGORY_WEIGHTS[c] for c in CATEGORIES if c in set(categories)}
+def parse_weights(text):
+    """{category: weight} of "display=0.3,handwriting=0.3": CATEGORY_WEIGHTS with the named
+    categories' weights replaced ("" gives CATEGORY_WEIGHTS).
+
+    Raises:
+      ValueError: naming the entry: not category=weight, an unknown category, a negative or
+        non-finite weight, or every weight 0.
+    """
+    weights = dict(CATEGORY_WEIGHTS)
+    for entry in filter(None, (e.strip() for e in text.split(","))):
+        name, equals, value = entry.partition("=")
+        name = name.strip()
+        if not equals or name not in CATEGORIES:
+            raise ValueError(f"--category_weights: {entry!r}: expected <category>=<weight> with "
+                             f"a category of {', '.join(CATEGORIES)}")
+        try:
+            weight = float(value)
+        except ValueError:
+            weight = -1.0
+        if not 0 <= weight < float("inf"):
+            raise ValueError(f"--category_weights: {entry!r}: the weight must be a number >= 0")
+        weights[name] = weight
+    if not any(weights.values()):
+        raise ValueError("--category_weights: every weight is 0")
+    return weights
+
+
+def split_weights(categories, weights=None):
+    """{category: weight} for the categories a split has (weights: CATEGORY_WEIGHTS unless
+    given), renormalised to sum to 1; a split whose categories all weigh 0 draws them evenly."""
+    weights = CATEGORY_WEIGHTS if weights is None else weights
+    present = {c: weights[c] for c in CATEGORIES if c in set(categories)}
     total = sum(present.values())
+    if total <= 0:
+        return {c: 1 / len(present) for c in present}
     return {c: w / total for c, w in present.items()}

@@ -68,11 +68,12 @@ def split_for_run(fonts, heldout=None, disjoint=True):
     return splits, note
 
 
-def category_table(families):
+def category_table(families, weights=None):
     """How a split draws a category: ((category, weight, (family index, ...)), ...).
 
     Args:
       families: the split's ((family, (FontInfo, ...)), ...).
+      weights: {category: weight} (font_categories.parse_weights); None: CATEGORY_WEIGHTS.
 
     Returns:
       () when no family comes from a font library (draw_family is then uniform over families),
@@ -84,8 +85,8 @@ def category_table(families):
     for index, (_, members) in enumerate(families):
         category = members[0].category or "sans-serif"
         indices.setdefault(category, []).append(index)
-    weights = font_categories.split_weights(indices)
-    return tuple((c, w, tuple(indices[c])) for c, w in weights.items())
+    shares = font_categories.split_weights(indices, weights)
+    return tuple((c, w, tuple(indices[c])) for c, w in shares.items())
 
 
 def draw_family(families, categories, rng):

@@ -47,7 +47,15 @@ import time
 import numpy as np
 
 from aster.core import charsets
-from aster.synth import font_families, font_plans, languages, render, styles, vocabulary
+from aster.synth import (
+    font_categories,
+    font_families,
+    font_plans,
+    languages,
+    render,
+    styles,
+    vocabulary,
+)
 from aster.synth import fonts as fonts_lib
 from aster.tools import tfrecord_utils
 from aster.utils import cli, cli_logging
@@ -83,7 +91,7 @@ class SplitPlan:
 
 def make_plans(fonts, seed=0, val_disjoint="both", heldout=None, style=styles.TRAIN_STYLE,
                ood_style=styles.OOD_STYLE, word_list=None, random_fraction=0.3,
-               max_length=None, language=None, text="words"):
+               max_length=None, language=None, text="words", category_weights=None):
     """Returns ({render split: SplitPlan}, font note) for the fonts found.
 
     Args:
@@ -94,6 +102,8 @@ def make_plans(fonts, seed=0, val_disjoint="both", heldout=None, style=styles.TR
       word_list: optional path of a word file replacing the dictionary.
       language: optional languages.Language: its word list (unless word_list) and letters.
       max_length, text: longest text (None: the text's) and what is drawn (vocabulary.TEXTS).
+      category_weights: {category: weight} of a font library's sampling (None: the defaults of
+        font_categories.CATEGORY_WEIGHTS).
 
     Fonts are split by font_plans.split_for_run: reserved families never train, and a font
     library adds its per-category val_ood splits and category-weighted sampling.
@@ -125,7 +135,7 @@ def make_plans(fonts, seed=0, val_disjoint="both", heldout=None, style=styles.TR
         families = tuple((f, tuple(fs)) for f, fs in families.items())
         words = vocabularies["val_ood" if split.startswith("val_ood") else split]
         plans[name] = SplitPlan(name, split_id, seed, words, families, split_style,
-                                font_plans.category_table(families))
+                                font_plans.category_table(families, category_weights))
     return plans, note
 
 
@@ -324,6 +334,10 @@ def build_parser():
                         "data/fonts_google): its families train, sampled by category "
                         "(aster/synth/font_categories.py), caps-only faces drawn in upper "
                         "case, and a few per category held out for val_ood_<category>")
+    parser.add_argument("--category_weights", default="", metavar="CAT=W,...",
+                        help="with --google_fonts: how often each font category is drawn, e.g. "
+                        "'display=0.3,handwriting=0.3' (the others keep their defaults, "
+                        "aster/synth/font_categories.py; renormalised)")
     parser.add_argument("--num_val_ood_per_category", type=int, default=500,
                         help="images of each categories/val_ood_<category>.tfrecord (only with "
                         "--google_fonts)")
@@ -383,6 +397,7 @@ def _record_path(output_dir, name):
 
 def run(args):
     """Generates the requested splits; returns {split: manifest dict}."""
+    category_weights = font_categories.parse_weights(args.category_weights)
     language = languages.get(args.language)
     if args.charset:
         if not args.word_list:
@@ -394,7 +409,8 @@ def run(args):
                                  keep_caps_only=bool(library))
     plans, note = make_plans(fonts, args.seed, args.val_disjoint, _heldout(args), _style(args),
                              word_list=args.word_list, random_fraction=args.random_fraction,
-                             max_length=args.max_length, language=language, text=args.text)
+                             max_length=args.max_length, language=language, text=args.text,
+                             category_weights=category_weights)
     print(f"aster-synth-words: {len(fonts)} usable fonts in "
           f"{len(font_families.group_by_family(fonts))} families; {note}")
     for name, plan in plans.items():

@@ -72,6 +72,14 @@ def test_category_sampling_follows_the_weights(library_fonts):
                                 for _ in range(4000))
     for category, weight in weights.items():
         assert abs(drawn[category] / 4000 - weight) < 0.03, (category, drawn)
+    # --category_weights: the named categories' weights replaced, then renormalised.
+    chosen = font_categories.parse_weights("display=0.6,handwriting=0.4,serif=0,"
+                                           "sans-serif=0,monospace=0")
+    table = font_plans.category_table(families, chosen)
+    assert {c: w for c, w, _ in table if w} == {"display": 0.6, "handwriting": 0.4}
+    drawn = collections.Counter(font_plans.draw_family(families, table, rng)[0].category
+                                for _ in range(2000))
+    assert set(drawn) == {"display", "handwriting"} and abs(drawn["display"] / 2000 - 0.6) < 0.04
     machine = tuple((f.family, (f,)) for f in _machine(["A", "B"]))
     assert font_plans.category_table(machine) == ()
     uniform = collections.Counter(font_plans.draw_family(machine, (), rng)[0].family

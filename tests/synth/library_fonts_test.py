@@ -3,11 +3,12 @@ font_checks.py, on the small library in tests/data/fonts (no font of the machine
 
 import json
 import os
+import re
 import shutil
 
 import pytest
 
-from aster.synth import font_categories, font_checks, fonts, fontsource
+from aster.synth import font_categories, font_checks, fonts, fontsource, generator
 
 LIBRARY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
                        "fonts")
@@ -146,5 +147,25 @@ def test_category_weights_and_held_out_families():
     assert font_categories.split_weights(["serif", "display", "serif"]) == {"serif": 0.5,
                                                                            "display": 0.5}
     assert set(font_categories.VAL_OOD_FAMILIES) == set(font_categories.CATEGORIES)
+    assert font_categories.parse_weights("") == font_categories.CATEGORY_WEIGHTS
+    assert font_categories.parse_weights(" handwriting = 0.5 ,")["handwriting"] == 0.5
+    assert font_categories.split_weights(["serif", "display"], {"serif": 0, "display": 0}) == {
+        "serif": 0.5, "display": 0.5}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("script=0.3", "'script=0.3': expected <category>=<weight> with a category of serif"),
+    ("display", "'display': expected <category>=<weight>"),
+    ("display=-1", "'display=-1': the weight must be a number >= 0"),
+    ("display=x", "'display=x': the weight must be a number >= 0"),
+    ("display=inf", "the weight must be a number >= 0"),
+    ("serif=0,sans-serif=0,display=0,handwriting=0,monospace=0", "every weight is 0"),
+])
+def test_bad_category_weights_are_named(text, message, capsys):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        font_categories.parse_weights(text)
+    # aster-synth-words refuses them before it searches the fonts.
+    assert generator.main(["--output_dir", "/nonexistent", "--category_weights", text]) == 2
+    assert message in capsys.readouterr().err
     with pytest.raises(ValueError, match="meta.json field 'category': category 'script'"):
         font_categories.check_category("script", "meta.json field 'category'")
