@@ -131,6 +131,13 @@ NOT_RUN = {
     "aster-eval --pipeline_config_path configs/base_cpu_stage5.config --checkpoint_dir "
     "runs/base_cpu_stage5 --eval_dir runs/base_cpu_stage5/eval --run_once":
         "needs the checkpoints of make pretrain-94",
+    # configs/base_cpu_stage6.config
+    "aster-train --pipeline_config_path configs/base_cpu_stage6.config --train_dir "
+    "runs/base_cpu_stage6": "needs stage five's model and two 400,000-image folders; 40,000 "
+                            "steps take ~2.5 hours",
+    "aster-eval --pipeline_config_path configs/base_cpu_stage6.config --checkpoint_dir "
+    "runs/base_cpu_stage6 --eval_dir runs/base_cpu_stage6/eval --run_once":
+        "needs the checkpoints of the sixth stage",
     # configs/finetune_cpu.config
     "aster-convert folder --labels_file my_crops/labels.txt --output data/mine/train.tfrecord":
         "needs crops of your own (tests/tools/converters run the folder converter)",
