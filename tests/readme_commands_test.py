@@ -133,8 +133,8 @@ NOT_RUN = {
         "needs the checkpoints of make pretrain-94",
     # configs/base_cpu_stage6.config
     "aster-train --pipeline_config_path configs/base_cpu_stage6.config --train_dir "
-    "runs/base_cpu_stage6": "needs stage five's model and two 400,000-image folders; 40,000 "
-                            "steps take ~2.5 hours",
+    "runs/base_cpu_stage6": "needs stage five's model and two 400,000-image folders; 20,000 "
+                            "steps take ~1.5 hours",
     "aster-eval --pipeline_config_path configs/base_cpu_stage6.config --checkpoint_dir "
     "runs/base_cpu_stage6 --eval_dir runs/base_cpu_stage6/eval --run_once":
         "needs the checkpoints of the sixth stage",
