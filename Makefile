@@ -258,7 +258,9 @@ pretrain: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json $(EXTRA_DATA)
 # stage four, 400 val_ood images per font category), evaluated on stage four's sets and the new
 # ones (protocols 36 and 94 side by side) and written as runs/base_cpu_stage5/model. A rerun
 # resumes from the newest checkpoint in runs/base_cpu_stage5. Copy the model folder to
-# models/aster_base when its evaluation meets the targets in the config's header.
+# models/aster_base when its evaluation meets the targets in the config's header. Stage five's
+# data/base94 was rendered when google_fonts.txt had 572 packages (565 training families); a
+# render with today's 1,008 draws 998 (its validation sets are the same images).
 BASE94_DATA := data/base94
 STAGE4_MODEL := runs/base_cpu_stage4/model
 BASE94_SYNTH_ARGS := --split all --text ascii94 --num_train 400000 --num_val 2000 \
