@@ -138,6 +138,13 @@ NOT_RUN = {
     "aster-eval --pipeline_config_path configs/base_cpu_stage6.config --checkpoint_dir "
     "runs/base_cpu_stage6 --eval_dir runs/base_cpu_stage6/eval --run_once":
         "needs the checkpoints of the sixth stage",
+    # configs/base_cpu_stage7.config
+    "aster-train --pipeline_config_path configs/base_cpu_stage7.config --train_dir "
+    "runs/base_cpu_stage7": "needs stage six's model and two 400,000-image folders; 20,000 "
+                            "steps take ~1.5 hours",
+    "aster-eval --pipeline_config_path configs/base_cpu_stage7.config --checkpoint_dir "
+    "runs/base_cpu_stage7 --eval_dir runs/base_cpu_stage7/eval --run_once":
+        "needs the checkpoints of the seventh stage",
     # configs/finetune_cpu.config
     "aster-convert folder --labels_file my_crops/labels.txt --output data/mine/train.tfrecord":
         "needs crops of your own (tests/tools/converters run the folder converter)",
