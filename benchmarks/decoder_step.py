@@ -1,12 +1,15 @@
 """Time of the attention decoder alone: teacher-forced training step, greedy and beam search.
 
-    .venv/bin/python benchmarks/decoder_step.py [--repeats 7] [--label NAME]
+    .venv/bin/python benchmarks/decoder_step.py [--repeats 7] [--label NAME] [--cases TEXT ...]
 
 One decoder (LSTM cell, additive attention) over a random encoder sequence of 25 frames, random
 weights (no sequence ends early, so decoding runs every step), at the paper config's sizes (memory
 depth 512, 256 attention units, 256-unit cell, 97 classes, 30 steps) and the demo config's (256,
-128, 128, 38 classes, 14 steps). "train" is a forward and backward pass of the teacher-forced
-decoder (gradients applied with a zero learning rate). Cases alternate --repeats times in one
+128, 128, 38 classes, 14 steps) and the 94-character base config's (256, 128, 128, 96 classes,
+26 steps). "train" is a forward and backward pass of the teacher-forced decoder (gradients applied
+with a zero learning rate); "train to 22" computes only the first 22 steps (active_steps, as
+training does up to the batch's longest label: 22 is the median for 64 labels drawn from
+data/base94 and data/base94_lib, whose labels average 7.5 characters). Cases alternate --repeats times in one
 process; each figure is the median of the per-call times.
 
 To compare two versions of the decoder, run this script in each checkout (e.g. a `git worktree`
@@ -29,6 +32,8 @@ CASES = {
     "paper beam 5, batch 1": (1, 25, 512, 256, 256, 97, 30, "beam"),
     "paper greedy, batch 64": (64, 25, 512, 256, 256, 97, 30, "greedy"),
     "demo train, batch 32": (32, 25, 256, 128, 128, 38, 14, "train"),
+    "base94 train, batch 64": (64, 25, 256, 128, 128, 96, 26, "train"),
+    "base94 train to 22, batch 64": (64, 25, 256, 128, 128, 96, 26, "train to 22"),
 }
 
 
@@ -45,9 +50,10 @@ def _build(batch, frames, depth, units, cell_units, classes, steps, mode):
         decoder = attention_decoder.AttentionDecoder(tf.nn.rnn_cell.LSTMCell(cell_units), classes,
                                                      units)
         memory = decoder.build_memory(features)
-        if mode == "train":
+        if mode.startswith("train"):
             inputs = tf.constant(rng.integers(2, classes, (batch, steps)), tf.int32)
-            logits = decoder.teacher_forced_logits(memory, inputs)
+            active = tf.constant(int(mode.split()[-1]), tf.int32) if " to " in mode else None
+            logits = decoder.teacher_forced_logits(memory, inputs, active_steps=active)
             loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
                 labels=inputs, logits=logits))
             op = tf.train.GradientDescentOptimizer(0.0).minimize(loss)
@@ -64,9 +70,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--label", default="", help="names this checkout in the output")
+    parser.add_argument("--cases", nargs="+", default=[],
+                        help="only the cases whose name contains one of these (e.g. base94)")
     args = parser.parse_args(argv)
+    cases = {name: case for name, case in CASES.items()
+             if not args.cases or any(text in name for text in args.cases)}
+    if not cases:
+        parser.error(f"--cases {' '.join(args.cases)} matches none of: {', '.join(CASES)}")
     load = os.getloadavg()[0]
-    runs = {name: _build(*case) for name, case in CASES.items()}
+    runs = {name: _build(*case) for name, case in cases.items()}
     times = {name: [] for name in runs}
     for session, op in runs.values():  # warm-up
         session.run(op)

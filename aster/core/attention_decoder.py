@@ -266,12 +266,17 @@ class AttentionDecoder:
 
     # ------------------------------------------------------------------ training and inference
 
-    def teacher_forced_logits(self, memory, decoder_inputs):
+    def teacher_forced_logits(self, memory, decoder_inputs, active_steps=None):
         """Unrolls the decoder over ground-truth inputs (static unroll).
 
         Args:
           memory: Memory from build_memory.
           decoder_inputs: [B, T] int32 with a static T: GO followed by the target labels.
+          active_steps: optional int32 scalar tensor: only steps t < active_steps are computed
+            (the first always is); the others give zero logits and leave the state as it is. A
+            loss masked beyond each label's end (EOS included) is the same, and so are its
+            gradients, when active_steps is the batch's longest target: training words average
+            about 8 characters while the decoder unrolls max_num_steps.
 
         Returns:
           [B, T, num_classes] float32 logits; step t predicts the label after decoder_inputs[:, t].
@@ -283,10 +288,24 @@ class AttentionDecoder:
         state = self.initial_state(memory)
         logits = []
         for t in range(num_steps):
-            step_logits, state = self.step(decoder_inputs[:, t], state, memory)
+            if t == 0 or active_steps is None:  # the first step creates the variables
+                step_logits, state = self.step(decoder_inputs[:, t], state, memory)
+            else:
+                step_logits, state = self._step_if_active(
+                    t < active_steps, decoder_inputs[:, t], state, memory, logits[0])
             logits.append(step_logits)
         self._add_regularization()
         return tf.stack(logits, axis=1)
+
+    def _step_if_active(self, active, prev_labels, state, memory, logits_like):
+        """step() when `active` (a bool scalar tensor), else zero logits and `state` unchanged."""
+        def run():
+            return self.step(prev_labels, state, memory)
+
+        def skip():
+            return tf.zeros_like(logits_like), tf.nest.map_structure(tf.identity, state)
+
+        return tf.cond(active, run, skip)
 
     def greedy_decode(self, memory, max_num_steps):
         """Greedy (best-label-per-step) decoding; stops when all sequences have emitted EOS.

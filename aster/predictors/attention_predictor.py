@@ -116,7 +116,9 @@ class AttentionPredictor:
             with tf.name_scope("Loss"):
                 decoder_inputs, targets, lengths = self.encode_groundtruth(groundtruth_text)
             memory = self._decoder.build_memory(feature_sequence)
-            logits = self._decoder.teacher_forced_logits(memory, decoder_inputs)
+            # Steps after the batch's longest label (EOS included) are masked out of the loss.
+            logits = self._decoder.teacher_forced_logits(
+                memory, decoder_inputs, active_steps=tf.reduce_max(lengths))
             return self._loss(logits, targets, lengths)
 
     def predict(self, feature_sequence):

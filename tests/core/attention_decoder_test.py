@@ -247,3 +247,41 @@ def test_split_teacher_forced_step_equals_the_cell_call(monkeypatch, sync, peeph
         np.testing.assert_allclose(split, call, rtol=1e-5, atol=1e-5)
     # The cell's call is MatMul -> BiasAdd (fused by Grappler); the split step has no such pair.
     assert cell_fusable and not split_fusable
+
+
+@pytest.mark.parametrize("sync,cell,lm_cells", [(True, "lstm", 0), (False, "gru", 1)])
+def test_active_steps_keep_the_masked_loss_and_its_gradients(sync, cell, lm_cells):
+    """Steps after the batch's longest target are skipped (zero logits): a loss masked beyond each
+    target's end has the full unroll's value and gradients, and the earlier logits are the same."""
+    lengths = np.array([2, 4, 1, 3], np.int32)  # longest 4 of 7 steps
+    rng = np.random.RandomState(3)
+    inputs = rng.randint(2, NUM_CLASSES, [4, 7]).astype(np.int32)
+    targets = rng.randint(1, NUM_CLASSES, [4, 7]).astype(np.int32)
+
+    def run(active):
+        with tf.Graph().as_default():
+            tf.set_random_seed(5)
+            dec = _decoder(sync, cell, lm_cells)
+            with tf.variable_scope("Decoder", initializer=tf.random_normal_initializer(0.0, 0.5)):
+                memory = _memory(dec)
+                logits = dec.teacher_forced_logits(
+                    memory, tf.constant(inputs),
+                    active_steps=tf.reduce_max(lengths) if active else None)
+            step_losses = tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=targets, logits=logits)
+            loss = tf.reduce_sum(step_losses * tf.sequence_mask(lengths, 7, tf.float32))
+            variables = sorted(tf.trainable_variables(), key=lambda v: v.op.name)
+            grads = tf.gradients(loss, [memory.values] + variables)
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                return ([v.op.name for v in variables], len(tf.trainable_variables()),
+                        sess.run([logits, loss] + grads))
+
+    full_names, full_count, (full_logits, full_loss, *full_grads) = run(False)
+    names, count, (logits, loss, *grads) = run(True)
+    assert names == full_names and count == full_count
+    np.testing.assert_allclose(logits[:, :4], full_logits[:, :4], rtol=1e-5, atol=1e-6)
+    assert not logits[:, 4:].any()
+    np.testing.assert_allclose(loss, full_loss, rtol=1e-5)
+    for grad, full_grad in zip(grads, full_grads, strict=True):
+        np.testing.assert_allclose(grad, full_grad, rtol=1e-4, atol=1e-6)
