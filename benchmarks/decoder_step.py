@@ -9,8 +9,8 @@ depth 512, 256 attention units, 256-unit cell, 97 classes, 30 steps) and the dem
 26 steps). "train" is a forward and backward pass of the teacher-forced decoder (gradients applied
 with a zero learning rate); "train to 22" computes only the first 22 steps (active_steps, as
 training does up to the batch's longest label: 22 is the median for 64 labels drawn from
-data/base94 and data/base94_lib, whose labels average 7.5 characters). Cases alternate --repeats times in one
-process; each figure is the median of the per-call times.
+data/base94 and data/base94_lib, whose labels average 7.5 characters). Cases alternate --repeats
+times in one process; each figure is the median of the per-call times.
 
 To compare two versions of the decoder, run this script in each checkout (e.g. a `git worktree`
 of the older commit with PYTHONPATH pointing at it) one after the other, twice, and give each run
