@@ -145,6 +145,13 @@ NOT_RUN = {
     "aster-eval --pipeline_config_path configs/base_cpu_stage7.config --checkpoint_dir "
     "runs/base_cpu_stage7 --eval_dir runs/base_cpu_stage7/eval --run_once":
         "needs the checkpoints of the seventh stage",
+    # configs/base_cpu_stage8.config
+    "aster-train --pipeline_config_path configs/base_cpu_stage8.config --train_dir "
+    "runs/base_cpu_stage8": "needs stage seven's model and three 400,000-image folders; 18,000 "
+                            "steps take ~1.3 hours",
+    "aster-eval --pipeline_config_path configs/base_cpu_stage8.config --checkpoint_dir "
+    "runs/base_cpu_stage8 --eval_dir runs/base_cpu_stage8/eval --run_once":
+        "needs the checkpoints of the eighth stage",
     # configs/finetune_cpu.config
     "aster-convert folder --labels_file my_crops/labels.txt --output data/mine/train.tfrecord":
         "needs crops of your own (tests/tools/converters run the folder converter)",
