@@ -249,16 +249,17 @@ pretrain: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json $(EXTRA_DATA)
 	$(call pretrain_stage,configs/base_cpu_stage4.config,runs/base_cpu_stage4,$(BASE_MODEL),\
 		--starts_from runs/base_cpu_stage3/model,$(WIDE_DATA),$(WIDE_SYNTH))
 
-# ---- pretrain-94: the fifth stage (configs/base_cpu_stage5.config): the model reads the 94
-# printable ASCII characters with case kept, texts of up to 25 characters, in the Google Fonts
-# library's ~510 training families besides the Debian ones. From stage four's model folder
-# (runs/base_cpu_stage4/model, which `make pretrain` writes; where it is missing and the shipped
-# model is still stage four's, models/aster_base is copied there), on data/base94 (400,000 images
-# of aster-synth-words --text ascii94 --google_fonts, the `val` / `val_ood` families named as in
-# stage four, 400 val_ood images per font category), evaluated on stage four's sets and the new
-# ones (protocols 36 and 94 side by side) and written as runs/base_cpu_stage5/model. A rerun
-# resumes from the newest checkpoint in runs/base_cpu_stage5. Copy the model folder to
-# models/aster_base when its evaluation meets the targets in the config's header. Stage five's
+# ---- pretrain-94: stages five to eight. The fifth (configs/base_cpu_stage5.config): the model
+# reads the 94 printable ASCII characters with case kept, texts of up to 25 characters, in the
+# Google Fonts library's training families besides the Debian ones. From stage four's model
+# folder (runs/base_cpu_stage4/model, which `make pretrain` writes; where it is missing and the
+# shipped model is still stage four's, models/aster_base is copied there), on data/base94
+# (400,000 images of aster-synth-words --text ascii94 --google_fonts, the `val` / `val_ood`
+# families named as in stage four, 400 val_ood images per font category), evaluated on stage
+# four's sets and the new ones (protocols 36 and 94 side by side) and written as
+# runs/base_cpu_stage5/model. A rerun resumes each stage from the newest checkpoint in its
+# runs/ folder. Copy the last model folder to models/aster_base when its evaluation meets the
+# targets in stage five's header. Stage five's
 # data/base94 was rendered when google_fonts.txt had 572 packages (565 training families); a
 # render with today's 1,008 draws 998 (its validation sets are the same images).
 BASE94_DATA := data/base94
@@ -279,11 +280,43 @@ $(STAGE4_MODEL)/pipeline.config:
 			"run make pretrain"; exit 1; }
 	mkdir -p $(STAGE4_MODEL) && cp $(BASE_MODEL)/* $(STAGE4_MODEL)/
 
+# Stages six to eight (configs/base_cpu_stage6.config ... stage8.config) go on from stage five,
+# each from the one before, with half of each batch from 400,000 more training renders per folder
+# drawn with handwriting and display faces weighted up (HW_WEIGHTS): data/base94_hw (seed 5) and
+# data/base94_lib (seed 6). The figures in RESULTS.md come from data/base94_hw rendered with the
+# 565-family library and data/base94_lib with the 998-family one; a render today draws 998 for
+# both.
+HW_WEIGHTS := handwriting=0.3,display=0.25,sans-serif=0.2,serif=0.15,monospace=0.1
+BASE94_TRAIN_ARGS := --split train --text ascii94 --num_train 400000 --num_shards 32 \
+	--google_fonts $(GOOGLE_FONTS_DIR) --font_dirs $(EXTRA_FONTS) \
+	--heldout_font_families '$(VAL_FAMILIES)' --ood_font_families '$(OOD_FAMILIES)' \
+	--category_weights '$(HW_WEIGHTS)'
+BASE94_HW_DATA := data/base94_hw
+BASE94_LIB_DATA := data/base94_lib
+BASE94_HW_SYNTH := aster-synth-words --output_dir $(BASE94_HW_DATA) $(BASE94_TRAIN_ARGS) --seed 5
+BASE94_LIB_SYNTH := aster-synth-words --output_dir $(BASE94_LIB_DATA) $(BASE94_TRAIN_ARGS) --seed 6
+
+$(BASE94_HW_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts $(EXTRA_FONTS_STAMP) fonts-google
+	$(VENV)/bin/$(BASE94_HW_SYNTH)
+
+$(BASE94_LIB_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts $(EXTRA_FONTS_STAMP) fonts-google
+	$(VENV)/bin/$(BASE94_LIB_SYNTH)
+
 .PHONY: pretrain-94
 pretrain-94: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json \
-		$(BASE94_DATA)/manifest.json $(STAGE4_MODEL)/pipeline.config
+		$(BASE94_DATA)/manifest.json $(BASE94_HW_DATA)/manifest.json \
+		$(BASE94_LIB_DATA)/manifest.json $(STAGE4_MODEL)/pipeline.config
 	$(call pretrain_stage,configs/base_cpu_stage5.config,runs/base_cpu_stage5,\
 		runs/base_cpu_stage5/model,--starts_from $(STAGE4_MODEL),$(BASE94_DATA),$(BASE94_SYNTH))
+	$(call pretrain_stage,configs/base_cpu_stage6.config,runs/base_cpu_stage6,\
+		runs/base_cpu_stage6/model,--starts_from runs/base_cpu_stage5/model,\
+		$(BASE94_DATA) $(BASE94_HW_DATA),$(BASE94_HW_SYNTH))
+	$(call pretrain_stage,configs/base_cpu_stage7.config,runs/base_cpu_stage7,\
+		runs/base_cpu_stage7/model,--starts_from runs/base_cpu_stage6/model,\
+		$(BASE94_DATA) $(BASE94_LIB_DATA),$(BASE94_LIB_SYNTH))
+	$(call pretrain_stage,configs/base_cpu_stage8.config,runs/base_cpu_stage8,\
+		runs/base_cpu_stage8/model,--starts_from runs/base_cpu_stage7/model,\
+		$(BASE94_DATA) $(BASE94_HW_DATA) $(BASE94_LIB_DATA),$(BASE94_HW_SYNTH) && $(BASE94_LIB_SYNTH))
 
 # ---- tiny-data: the data of configs/tiny.config and the README's example commands,
 # data/tiny_train.tfrecord (512 synthetic words) and data/tiny_val.tfrecord (64 unseen words and
