@@ -45,16 +45,26 @@ def model_stats(build_model, input_height, input_width, label="x"):
         model = build_model(is_training=False)
         model.predict(model.preprocess(tf.constant(images)))
         encoder_flops = _float_ops(graph)  # decoders inside while loops are not counted here
-    with tf.Graph().as_default() as graph:
-        model = build_model(is_training=True)
-        predictions = model.predict(model.preprocess(tf.constant(images)))
-        # A keypoint-supervised model's loss needs keypoints: zeros (counted as missing) will do.
-        points = predictions.get(PredictionFields.control_points)
-        keypoints = None if points is None else tf.zeros([1, 2 * int(points.shape[1])])
-        model.provide_groundtruth(tf.constant([label]), keypoints)
-        model.loss(predictions)
-        total_flops = _float_ops(graph)
-        parameters = parameter_count()
+    # The teacher-forced steps after the first run under tf.cond (AttentionDecoder.
+    # teacher_forced_logits): built as version-1 control flow, their ops stay in the graph, where
+    # the profiler counts them, instead of in functions, where it does not.
+    control_flow_v2 = tf.control_flow_v2_enabled()
+    tf.disable_control_flow_v2()
+    try:
+        with tf.Graph().as_default() as graph:
+            model = build_model(is_training=True)
+            predictions = model.predict(model.preprocess(tf.constant(images)))
+            # A keypoint-supervised model's loss needs keypoints: zeros (counted as missing) will
+            # do.
+            points = predictions.get(PredictionFields.control_points)
+            keypoints = None if points is None else tf.zeros([1, 2 * int(points.shape[1])])
+            model.provide_groundtruth(tf.constant([label]), keypoints)
+            model.loss(predictions)
+            total_flops = _float_ops(graph)
+            parameters = parameter_count()
+    finally:
+        if control_flow_v2:
+            tf.enable_control_flow_v2()
     return {
         "parameters": parameters,
         "encoder_flops": encoder_flops,
