@@ -206,7 +206,8 @@ def render(facts):
         "(bilinear, antialiased) by `aster-demo`, the SavedModel and the exported wrappers.",
         _output_line(model),
         f"- Parameters: {facts['trainable_parameters']:,} trainable; the weights file holds "
-        f"{facts['num_values']:,} float32 values ({facts['num_variables']} variables, with the "
+        f"{facts['num_values']:,} {facts.get('weights_dtype', 'float32')} values "
+        f"({facts['num_variables']} variables, with the "
         f"batch-norm statistics and the auxiliary CTC head), {facts['weights_bytes'] / 1e6:.1f} "
         "MB; no optimizer state.",
         "",

@@ -12,7 +12,9 @@ the newest checkpoint of TRAIN_DIR (or --checkpoint_path) and writes into OUTPUT
 - model.ckpt-<step>.{index,data-00000-of-00001}: the model's variables only, without the
   optimizer's slots and counters and the global step (a variable whose name is another
   variable's plus a suffix is a slot: `w/Adam`, `w/ExponentialMovingAverage`); with
-  use_moving_average the trainable variables carry their moving averages. float32, as trained.
+  use_moving_average the trainable variables carry their moving averages. float32, as trained,
+  or with --float16 stored as float16 (half the bytes: the 15 MB budget of the repository's
+  models; checkpoints.saver_for restores them cast back to float32).
 - pipeline.config: TRAIN_DIR/pipeline.config (the merged config the run trained with).
 - MODEL_CARD.md (aster/tools/model_card.py) and card.json, the facts the card was made from:
   provenance, data manifest, steps and wall time from the run's event files, evaluation reports
@@ -120,6 +122,15 @@ def weights(checkpoint_path, use_moving_average):
         source = average if use_moving_average and average in shapes else name
         values[name] = reader.get_tensor(source)
     return values
+
+
+def stored_values(values, float16):
+    """{name: array} as the model folder stores them: with `float16` the float32 arrays as
+    float16 (the rest, e.g. integer counters, as they are)."""
+    if not float16:
+        return values
+    return {name: value.astype(np.float16) if value.dtype == np.float32 else value
+            for name, value in values.items()}
 
 
 def write_weights(values, prefix):
@@ -270,6 +281,8 @@ def write(args):
     if args.starts_from:
         facts["starts_from"] = earlier_stage(args.starts_from)
     values = weights(checkpoint, config.train_config.optimizer.use_moving_average)
+    values = stored_values(values, args.float16)
+    facts["weights_dtype"] = "float16" if args.float16 else "float32"
     if os.path.isdir(args.output_dir):
         shutil.rmtree(args.output_dir)
     os.makedirs(args.output_dir)
@@ -304,6 +317,9 @@ def build_parser():
     out.add_argument("--eval_dir", required=True, help="aster-eval's folder, beam search")
     out.add_argument("--greedy_eval_dir", required=True, help="aster-eval's folder, greedy")
     out.add_argument("--output_dir", required=True, help="the model folder (replaced)")
+    out.add_argument("--float16", action="store_true",
+                     help="store the float32 weights as float16 (half the bytes; every command "
+                          "restores them cast back to float32)")
     out.add_argument("--starts_from", default="",
                      help="the model folder written for the run this one continued "
                           "(fine_tune_checkpoint): the card names every stage")

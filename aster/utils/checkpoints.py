@@ -26,7 +26,9 @@ evaluated is logged and skipped.
 
 `make_saver` and `restore` load a model's variables (or their moving averages) from a checkpoint
 for evaluation, export and the predictors; a checkpoint that vanished or is truncated raises
-CheckpointUnavailableError, one that does not match the model a ValueError.
+CheckpointUnavailableError, one that does not match the model a ValueError. A checkpoint may
+store float variables at another precision than the model's (a model folder written with
+`package_model write --float16`): `saver_for` restores them cast to the variables' dtypes.
 """
 
 import collections
@@ -263,14 +265,18 @@ def checkpoint_loop(checkpoint_dir, evaluate_fn, poll_secs=300.0, max_evals=0, t
 # --------------------------------------------------------------------------- restore
 
 
+def _reader(checkpoint_path):
+    """The checkpoint's reader; CheckpointUnavailableError when it cannot be read."""
+    try:
+        return tf.train.NewCheckpointReader(checkpoint_path)
+    except (tf.errors.NotFoundError, tf.errors.DataLossError, tf.errors.OpError) as e:
+        raise CheckpointUnavailableError(f"{checkpoint_path}: {e.message}") from e
+
+
 def _stored_variables(checkpoint_path):
     """{name: shape} of the checkpoint's variables; CheckpointUnavailableError when it cannot be
     read."""
-    try:
-        reader = tf.train.NewCheckpointReader(checkpoint_path)
-    except (tf.errors.NotFoundError, tf.errors.DataLossError, tf.errors.OpError) as e:
-        raise CheckpointUnavailableError(f"{checkpoint_path}: {e.message}") from e
-    return reader.get_variable_to_shape_map()
+    return _reader(checkpoint_path).get_variable_to_shape_map()
 
 
 def _moving_average_names(model_vars, stored, checkpoint_path):
@@ -325,7 +331,52 @@ def make_saver(model_vars, checkpoint_path, use_moving_averages):
             f"{'; '.join(reshaped[:3])}")
     if not var_list:
         return None
-    return tf.train.Saver(var_list=var_list, save_relative_paths=True)
+    return saver_for(var_list, checkpoint_path)
+
+
+class CastingSaver:
+    """Restores {checkpoint name: variable} from checkpoints that store some of them at another
+    float precision, cast to each variable's dtype (what tf.train.Saver cannot: it insists on
+    the variable's dtype). Only `restore(session, checkpoint_path)`, like a Saver's."""
+
+    def __init__(self, var_list, stored_dtypes):
+        names = sorted(var_list)
+        # The restore ops are built here, before a monitored session finalizes the graph; the
+        # checkpoint is fed at restore time.
+        self._prefix = tf.placeholder(tf.string, [], name="casting_restore_prefix")
+        tensors = tf.raw_ops.RestoreV2(prefix=self._prefix, tensor_names=names,
+                                       shape_and_slices=[""] * len(names),
+                                       dtypes=[stored_dtypes[name] for name in names])
+        self._restore_op = tf.group(*[
+            var_list[name].assign(tf.cast(tensor, var_list[name].dtype.base_dtype))
+            for name, tensor in zip(names, tensors, strict=True)])
+
+    def restore(self, sess, checkpoint_path):
+        sess.run(self._restore_op, {self._prefix: checkpoint_path})
+
+
+def saver_for(var_list, checkpoint_path, name=None):
+    """What restores {checkpoint name: variable} from `checkpoint_path`: a tf.train.Saver, or a
+    CastingSaver where the checkpoint stores a variable at another float dtype (float16 weights
+    of a model folder into float32 variables).
+
+    Raises:
+      CheckpointUnavailableError: the checkpoint cannot be read.
+      ValueError: a variable stored with a dtype that is not a float, or read into one that is not.
+    """
+    stored = _reader(checkpoint_path).get_variable_to_dtype_map()
+    cast = {ckpt: stored[ckpt] for ckpt, v in var_list.items()
+            if ckpt in stored and stored[ckpt] != v.dtype.base_dtype}
+    if not cast:
+        return tf.train.Saver(var_list=var_list, save_relative_paths=True, name=name)
+    wrong = [f"{ckpt} ({stored[ckpt].name}, the model's {var_list[ckpt].dtype.base_dtype.name})"
+             for ckpt in sorted(cast)
+             if not (stored[ckpt].is_floating and var_list[ckpt].dtype.base_dtype.is_floating)]
+    if wrong:
+        raise ValueError(f"checkpoint {checkpoint_path} stores {len(wrong)} of the model's "
+                         f"variables with another dtype: {'; '.join(wrong[:3])}")
+    return CastingSaver(var_list, {ckpt: stored.get(ckpt, v.dtype.base_dtype)
+                                   for ckpt, v in var_list.items()})
 
 
 def restore(sess, saver, checkpoint_path):

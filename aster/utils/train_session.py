@@ -45,7 +45,8 @@ def fine_tune_init_fn(train_config, model_variables, model_config=None):
     if not available:
         raise ValueError(f"train_config.fine_tune_checkpoint {train_config.fine_tune_checkpoint!r} "
                          "has none of the model's variables")
-    saver = tf.train.Saver(available, name="fine_tune_saver")
+    # A model folder may store float16 weights (package_model write --float16): cast on restore.
+    saver = checkpoints.saver_for(available, path, name="fine_tune_saver")
     _LOG.info("fine-tune: restoring %d of %d variables from %s", len(available),
               len(model_variables), path)
 

@@ -179,3 +179,22 @@ def test_make_pretrain_chains_four_stages_into_the_shipped_folder():
     assert flag["--font_dirs"] == "data/fonts_extra"
     assert len(flag["--heldout_font_families"].split(",")) == 7
     assert len(flag["--ood_font_families"].split(",")) == 11
+
+
+def test_float16_folders_store_half_the_bytes_and_say_so(tmp_path):
+    _train_checkpoint(str(tmp_path / "run" / "model.ckpt"))
+    values = package_model.weights(str(tmp_path / "run" / "model.ckpt-1"), False)
+    values["net/counter"] = np.arange(3, dtype=np.int64)
+    half = package_model.stored_values(values, float16=True)
+    assert half["net/w"].dtype == np.float16 and half["net/counter"].dtype == np.int64
+    assert package_model.stored_values(values, float16=False) is values
+    sizes = {}
+    for name, stored in (("full", values), ("half", half)):
+        files = package_model.write_weights(stored, str(tmp_path / name / "model.ckpt-1"))
+        sizes[name] = os.path.getsize(files[0])
+    assert sizes["half"] < sizes["full"]
+    with open(os.path.join(pretrained.model_dir(), package_model.CARD_JSON), encoding="utf-8") as f:
+        facts = json.load(f)
+    assert "float32 values" in model_card.render(facts)  # folders written before the flag
+    facts["weights_dtype"] = "float16"
+    assert f"{facts['num_values']:,} float16 values" in model_card.render(facts)

@@ -4,6 +4,7 @@ and the checkpoint loop."""
 import logging
 import os
 
+import numpy as np
 import pytest
 
 from aster import pretrained
@@ -346,3 +347,52 @@ def test_resume_tells_the_saver_of_the_newest_max_to_keep_checkpoints(tmp_path):
             saver.save(session, os.path.join(d, "model.ckpt"), global_step=4,
                        write_meta_graph=False)
     assert [c.step for c in checkpoints.list_checkpoints(d)] == [1, 3, 4]
+
+
+def _saved(path, value, dtype):
+    """A checkpoint of one variable `w` of `dtype` holding `value`; returns its prefix."""
+    with tf.Graph().as_default():
+        w = tf.get_variable("w", initializer=tf.constant(value, dtype))
+        with tf.Session() as session:
+            session.run(w.initializer)
+            return tf.train.Saver([w]).save(session, path, write_meta_graph=False)
+
+
+def test_float16_weights_are_restored_cast_into_float32_variables(tmp_path):
+    value = [0.1, -2.5, 3.0e-3]
+    path = _saved(str(tmp_path / "half"), value, tf.float16)
+    with tf.Graph().as_default():
+        w = tf.get_variable("w", [3], tf.float32)
+        saver = checkpoints.make_saver([w], path, use_moving_averages=False)
+        assert isinstance(saver, checkpoints.CastingSaver)
+        tf.get_default_graph().finalize()  # the restore ops exist before a session starts
+        with tf.Session() as session:
+            checkpoints.restore(session, saver, path)
+            restored = session.run(w)
+    assert restored.dtype == "float32"
+    np.testing.assert_array_equal(restored, np.float16(value).astype(np.float32))
+    # The same dtype keeps TensorFlow's own Saver.
+    path32 = _saved(str(tmp_path / "full"), value, tf.float32)
+    with tf.Graph().as_default():
+        w = tf.get_variable("w", [3], tf.float32)
+        assert isinstance(checkpoints.make_saver([w], path32, False), tf.train.Saver)
+
+
+def test_a_variable_stored_as_integers_is_refused_naming_it(tmp_path):
+    path = _saved(str(tmp_path / "ints"), [1, 2, 3], tf.int32)
+    with tf.Graph().as_default():
+        w = tf.get_variable("w", [3], tf.float32)
+        with pytest.raises(ValueError, match=r"another dtype: w \(int32, the model's float32\)"):
+            checkpoints.make_saver([w], path, False)
+
+
+def test_a_float16_checkpoint_that_vanished_is_unavailable(tmp_path):
+    path = _saved(str(tmp_path / "half"), [1.0], tf.float16)
+    with tf.Graph().as_default():
+        w = tf.get_variable("w", [1], tf.float32)
+        saver = checkpoints.make_saver([w], path, False)
+        for f in os.listdir(tmp_path):
+            if f.startswith("half.data"):
+                os.remove(tmp_path / f)
+        with tf.Session() as session, pytest.raises(checkpoints.CheckpointUnavailableError):
+            checkpoints.restore(session, saver, path)

@@ -108,3 +108,27 @@ def test_without_the_checkpoints_config_the_class_variables_keep_their_initializ
     assert kernels and all(tuned[n].shape[-1] == 6 for n in kernels)
     assert not any(np.array_equal(tuned[n][:, 2], tf.train.load_variable(checkpoint, n)[:, 2])
                    for n in kernels)
+
+
+def test_a_model_folder_of_float16_weights_is_restored_cast_and_class_by_class(tmp_path, caplog):
+    """A model folder written with `package_model write --float16` fine-tunes a float32 model."""
+    from aster.tools import package_model
+
+    old_config, checkpoint = random_tiny_checkpoint(str(tmp_path / "float32"))
+    values = package_model.weights(checkpoint, False)
+    half = {name: value.astype(np.float16) for name, value in values.items()}
+    package_model.write_weights(half, str(tmp_path / "float16" / "model.ckpt-1"))
+    config_util.save_pipeline_config(old_config, str(tmp_path / "float16" / "pipeline.config"))
+    chars = "0123456789abcdefghijklmnopqrstuvwxyz"
+    tuned = _fine_tune(tmp_path / "float16", _with_charset(tiny_config(), chars + "Q"), caplog)
+    assert "restored class by class" in caplog.text
+    assert all(value.dtype == np.float32 for value in tuned.values())
+    q_old, q_new = 2 + chars.index("q"), 2 + len(chars)
+    kernels = [n for n in tuned if n.endswith("output/kernel")]
+    assert len(kernels) == 2
+    for name in kernels:
+        np.testing.assert_array_equal(tuned[name][:, q_new], half[name][:, q_old])
+    same_shape = [n for n in half if n in tuned and half[n].shape == tuned[n].shape]
+    assert len(same_shape) > 20
+    for name in same_shape:
+        np.testing.assert_array_equal(tuned[name], half[name].astype(np.float32), err_msg=name)
