@@ -152,6 +152,16 @@ NOT_RUN = {
     "aster-eval --pipeline_config_path configs/base_cpu_stage8.config --checkpoint_dir "
     "runs/base_cpu_stage8 --eval_dir runs/base_cpu_stage8/eval --run_once":
         "needs the checkpoints of the eighth stage",
+    # configs/base_cpu_stage9.config
+    "python -m aster.tools.widen_model --checkpoint_path runs/base_cpu_stage8/model "
+    "--pipeline_config_path configs/base_cpu_stage9.config --output_dir runs/base_cpu_stage9_start":
+        "needs stage eight's model (tests/tools/widen_model_test.py widens the tiny model)",
+    "aster-train --pipeline_config_path configs/base_cpu_stage9.config --train_dir "
+    "runs/base_cpu_stage9": "needs stage eight's model widened and three 400,000-image folders; "
+                            "16,000 steps take ~1.5 hours",
+    "aster-eval --pipeline_config_path configs/base_cpu_stage9.config --checkpoint_dir "
+    "runs/base_cpu_stage9 --eval_dir runs/base_cpu_stage9/eval --run_once":
+        "needs the checkpoints of the ninth stage",
     # configs/finetune_cpu.config
     "aster-convert folder --labels_file my_crops/labels.txt --output data/mine/train.tfrecord":
         "needs crops of your own (tests/tools/converters run the folder converter)",
