@@ -249,7 +249,7 @@ pretrain: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json $(EXTRA_DATA)
 	$(call pretrain_stage,configs/base_cpu_stage4.config,runs/base_cpu_stage4,$(BASE_MODEL),\
 		--starts_from runs/base_cpu_stage3/model,$(WIDE_DATA),$(WIDE_SYNTH))
 
-# ---- pretrain-94: stages five to eight. The fifth (configs/base_cpu_stage5.config): the model
+# ---- pretrain-94: stages five to nine. The fifth (configs/base_cpu_stage5.config): the model
 # reads the 94 printable ASCII characters with case kept, texts of up to 25 characters, in the
 # Google Fonts library's training families besides the Debian ones. From stage four's model
 # folder (runs/base_cpu_stage4/model, which `make pretrain` writes; where it is missing and the
@@ -280,8 +280,9 @@ $(STAGE4_MODEL)/pipeline.config:
 			"run make pretrain"; exit 1; }
 	mkdir -p $(STAGE4_MODEL) && cp $(BASE_MODEL)/* $(STAGE4_MODEL)/
 
-# Stages six to eight (configs/base_cpu_stage6.config ... stage8.config) go on from stage five,
-# each from the one before, with half of each batch from 400,000 more training renders per folder
+# Stages six to nine (configs/base_cpu_stage6.config ... stage9.config) go on from stage five,
+# each from the one before (the ninth from the eighth widened: aster.tools.widen_model; its model
+# folder stores float16 weights), with half of each batch from 400,000 more training renders per folder
 # drawn with handwriting and display faces weighted up (HW_WEIGHTS): data/base94_hw (seed 5) and
 # data/base94_lib (seed 6). The figures in RESULTS.md come from data/base94_hw rendered with the
 # 565-family library and data/base94_lib with the 998-family one; a render today draws 998 for
@@ -316,6 +317,11 @@ pretrain-94: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json \
 		$(BASE94_DATA) $(BASE94_LIB_DATA),$(BASE94_LIB_SYNTH))
 	$(call pretrain_stage,configs/base_cpu_stage8.config,runs/base_cpu_stage8,\
 		runs/base_cpu_stage8/model,--starts_from runs/base_cpu_stage7/model,\
+		$(BASE94_DATA) $(BASE94_HW_DATA) $(BASE94_LIB_DATA),$(BASE94_HW_SYNTH) && $(BASE94_LIB_SYNTH))
+	$(PY) -m aster.tools.widen_model --checkpoint_path runs/base_cpu_stage8/model \
+		--pipeline_config_path configs/base_cpu_stage9.config --output_dir runs/base_cpu_stage9_start
+	$(call pretrain_stage,configs/base_cpu_stage9.config,runs/base_cpu_stage9,\
+		runs/base_cpu_stage9/model,--starts_from runs/base_cpu_stage8/model --float16,\
 		$(BASE94_DATA) $(BASE94_HW_DATA) $(BASE94_LIB_DATA),$(BASE94_HW_SYNTH) && $(BASE94_LIB_SYNTH))
 
 # ---- tiny-data: the data of configs/tiny.config and the README's example commands,
