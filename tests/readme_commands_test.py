@@ -261,9 +261,15 @@ def _dry_run_make(targets):
 
 
 def _parse_flags(program, args):
-    """Parses `args` with the program's own argparse parser (console script -> module)."""
-    (entry,) = [e for e in metadata.entry_points(group="console_scripts") if e.name == program]
-    module = importlib.import_module(entry.module)
+    """Parses `args` with the program's own argparse parser (console script -> module; `python
+    -m MODULE` -> MODULE)."""
+    if program == "python":
+        assert args[0] == "-m", f"python runs a module of the package: {args}"
+        module, args = importlib.import_module(args[1]), args[2:]
+    else:
+        (entry,) = [e for e in metadata.entry_points(group="console_scripts")
+                    if e.name == program]
+        module = importlib.import_module(entry.module)
     if hasattr(module, "build_parser"):
         return module.build_parser().parse_args(args)
     return module._parse_args(args)  # aster-train

@@ -170,6 +170,7 @@ def build_parser():
     parser.add_argument("--output_dir", required=True,
                         help="where model.ckpt-<step> is written (created)")
     parser.add_argument("--seed", type=int, default=0, help="the random copies and shares")
+    cli.add_override_flags(parser)
     return parser
 
 
@@ -193,7 +194,7 @@ def main(argv=None):
     if not args.checkpoint_path:
         return cli.fail(prog, "--checkpoint_path is required", cli.CONFIG_ERROR_STATUS)
     try:
-        depths = block_depths(config_util.load_pipeline_config(args.pipeline_config_path))
+        depths = block_depths(cli.load_with_overrides(args))
     except (config_util.ConfigError, WidenError) as e:
         return cli.config_error(prog, e)
     cli_logging.configure()

@@ -96,14 +96,21 @@ def test_the_copies_of_a_channel_read_on_with_different_weights(tmp_path):
     assert [name for name, *_ in widened if "Block2" in name] == []
     kernel = "FeatureExtractor/BidirectionalRnn0/bidirectional_rnn/fw/lstm_cell/kernel"
     assert wide[kernel].shape[0] == values[kernel].shape[0] + 32
+    # Without a bidirectional RNN the predictors read the last block: it cannot grow.
+    no_rnn = {n: v for n, v in values.items() if not n.startswith(widen_model.RNN + "/")}
+    with pytest.raises(widen_model.WidenError, match="which no bidirectional RNN reads"):
+        widen_model.widen(no_rnn, WIDE)
+    assert widen_model.widen(no_rnn, [8, 16, 48, 32, 32])[0]  # an inner block still can
 
 
 def test_a_narrower_block_is_refused_naming_it(tmp_path, capsys):
     narrow, checkpoint = _trained_checkpoint(tmp_path)
-    config_path = tmp_path / "narrower.config"
-    config_path.write_text(str(_config(narrow, [8, 16, 24, 32, 32])))
+    config_path = tmp_path / "narrow.config"
+    config_path.write_text(str(narrow))
+    # The widths may come from --set, as in every command that reads a pipeline config.
     status = widen_model.main(["--checkpoint_path", checkpoint, "--pipeline_config_path",
-                               str(config_path), "--output_dir", str(tmp_path / "out")])
+                               str(config_path), "--output_dir", str(tmp_path / "out"),
+                               "--set", f"{DEPTHS}=[8,16,24,32,32]"])
     assert status == 2
     assert ("block_depths[2] is 24, narrower than the checkpoint's Block3 (32 channels)"
             in capsys.readouterr().err)
