@@ -21,6 +21,7 @@ sys.path[:0] = [HERE, os.path.dirname(HERE)]
 import trainer_helpers as helpers  # noqa: E402
 
 from aster.tf_setup import tf  # noqa: E402
+from aster.utils import checkpoints  # noqa: E402
 
 SLEEP_ENV = "ASTER_TEST_STEP_SLEEP"
 Result = collections.namedtuple("Result", "case tried held figure failures")
@@ -82,8 +83,10 @@ def checkpoint_is_complete(path):
 
 
 def _newest_state(train_dir):
-    state = tf.train.get_checkpoint_state(train_dir)
-    return state.model_checkpoint_path if state else None
+    """The checkpoint a restart resumes from: the newest complete one on disk (checkpoints.newest),
+    not the `checkpoint` state file, which lags a run killed between the index and the state."""
+    found = checkpoints.newest(train_dir)
+    return found.path if found else None
 
 
 def _wait_for(condition, timeout, poll=0.002):
