@@ -249,7 +249,7 @@ pretrain: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json $(EXTRA_DATA)
 	$(call pretrain_stage,configs/base_cpu_stage4.config,runs/base_cpu_stage4,$(BASE_MODEL),\
 		--starts_from runs/base_cpu_stage3/model,$(WIDE_DATA),$(WIDE_SYNTH))
 
-# ---- pretrain-94: stages five to nine. The fifth (configs/base_cpu_stage5.config): the model
+# ---- pretrain-94: stages five to ten. The fifth (configs/base_cpu_stage5.config): the model
 # reads the 94 printable ASCII characters with case kept, texts of up to 25 characters, in the
 # Google Fonts library's training families besides the Debian ones. From stage four's model
 # folder (runs/base_cpu_stage4/model, which `make pretrain` writes; where it is missing and the
@@ -280,7 +280,7 @@ $(STAGE4_MODEL)/pipeline.config:
 			"run make pretrain"; exit 1; }
 	mkdir -p $(STAGE4_MODEL) && cp $(BASE_MODEL)/* $(STAGE4_MODEL)/
 
-# Stages six to nine (configs/base_cpu_stage6.config ... stage9.config) go on from stage five,
+# Stages six to ten (configs/base_cpu_stage6.config ... stage10.config) go on from stage five,
 # each from the one before (the ninth from the eighth widened: aster.tools.widen_model; its model
 # folder stores float16 weights), with half of each batch from 400,000 more training renders per folder
 # drawn with handwriting and display faces weighted up (HW_WEIGHTS): data/base94_hw (seed 5) and
@@ -303,10 +303,28 @@ $(BASE94_HW_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts $(EXTRA_FONTS_STA
 $(BASE94_LIB_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts $(EXTRA_FONTS_STAMP) fonts-google
 	$(VENV)/bin/$(BASE94_LIB_SYNTH)
 
+# Stage ten (configs/base_cpu_stage10.config) reads a 32x160 input: 400,000 training renders at
+# 160 pixels with the same category weights (data/base94_hw160, seed 7), and data/base94's
+# validation sets rendered again at 160 pixels (data/base94_w160: seed 4, the same texts and
+# families; no training split).
+BASE94_HW160_DATA := data/base94_hw160
+BASE94_W160_DATA := data/base94_w160
+BASE94_HW160_SYNTH := aster-synth-words --output_dir $(BASE94_HW160_DATA) $(BASE94_TRAIN_ARGS) \
+	--seed 7 --width 160
+BASE94_W160_SYNTH := aster-synth-words --output_dir $(BASE94_W160_DATA) $(BASE94_SYNTH_ARGS) \
+	--num_train 0 --width 160
+
+$(BASE94_HW160_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts $(EXTRA_FONTS_STAMP) fonts-google
+	$(VENV)/bin/$(BASE94_HW160_SYNTH)
+
+$(BASE94_W160_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts $(EXTRA_FONTS_STAMP) fonts-google
+	$(VENV)/bin/$(BASE94_W160_SYNTH)
+
 .PHONY: pretrain-94
 pretrain-94: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json \
 		$(BASE94_DATA)/manifest.json $(BASE94_HW_DATA)/manifest.json \
-		$(BASE94_LIB_DATA)/manifest.json $(STAGE4_MODEL)/pipeline.config
+		$(BASE94_LIB_DATA)/manifest.json $(BASE94_HW160_DATA)/manifest.json \
+		$(BASE94_W160_DATA)/manifest.json $(STAGE4_MODEL)/pipeline.config
 	$(call pretrain_stage,configs/base_cpu_stage5.config,runs/base_cpu_stage5,\
 		runs/base_cpu_stage5/model,--starts_from $(STAGE4_MODEL),$(BASE94_DATA),$(BASE94_SYNTH))
 	$(call pretrain_stage,configs/base_cpu_stage6.config,runs/base_cpu_stage6,\
@@ -323,6 +341,10 @@ pretrain-94: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json \
 	$(call pretrain_stage,configs/base_cpu_stage9.config,runs/base_cpu_stage9,\
 		runs/base_cpu_stage9/model,--starts_from runs/base_cpu_stage8/model --float16,\
 		$(BASE94_DATA) $(BASE94_HW_DATA) $(BASE94_LIB_DATA),$(BASE94_HW_SYNTH) && $(BASE94_LIB_SYNTH))
+	$(call pretrain_stage,configs/base_cpu_stage10.config,runs/base_cpu_stage10,\
+		runs/base_cpu_stage10/model,--starts_from runs/base_cpu_stage9/model --float16,\
+		$(BASE94_DATA) $(BASE94_HW_DATA) $(BASE94_LIB_DATA) $(BASE94_HW160_DATA),\
+		$(BASE94_HW_SYNTH) && $(BASE94_LIB_SYNTH) && $(BASE94_HW160_SYNTH) && $(BASE94_W160_SYNTH))
 
 # ---- tiny-data: the data of configs/tiny.config and the README's example commands,
 # data/tiny_train.tfrecord (512 synthetic words) and data/tiny_val.tfrecord (64 unseen words and

@@ -162,6 +162,13 @@ NOT_RUN = {
     "aster-eval --pipeline_config_path configs/base_cpu_stage9.config --checkpoint_dir "
     "runs/base_cpu_stage9 --eval_dir runs/base_cpu_stage9/eval --run_once":
         "needs the checkpoints of the ninth stage",
+    # configs/base_cpu_stage10.config
+    "aster-train --pipeline_config_path configs/base_cpu_stage10.config --train_dir "
+    "runs/base_cpu_stage10": "needs stage nine's checkpoints and four 400,000-image folders; "
+                             "12,000 steps take ~1.6 hours",
+    "aster-eval --pipeline_config_path configs/base_cpu_stage10.config --checkpoint_dir "
+    "runs/base_cpu_stage10 --eval_dir runs/base_cpu_stage10/eval --run_once":
+        "needs the checkpoints of the tenth stage",
     # configs/finetune_cpu.config
     "aster-convert folder --labels_file my_crops/labels.txt --output data/mine/train.tfrecord":
         "needs crops of your own (tests/tools/converters run the folder converter)",

@@ -158,6 +158,7 @@ def _check_agreement(config, problems):
     model, model_path = getattr(config.model, which), f"model.{which}"
     if not hasattr(model, "predictor"):
         return
+    _check_input_size(config, problems)
     maps = config_type_rules.label_map_characters(model, model_path)
     if maps and config.HasField("train_config"):
         _check_train_filter(config.train_config, maps[0], problems)
@@ -177,6 +178,43 @@ def _check_agreement(config, problems):
                 f"decoder reads at most {fewest - 1} characters and its EOS, so set it to "
                 f"{fewest - 1} or less (longer labels are dropped and counted, or cut with "
                 "long_label_handling: TRUNCATE), or raise max_num_steps")
+
+
+_RESIZE_STEPS = ("resize_image", "resize_image_random_method")
+
+
+def _check_input_size(config, problems, train=True):
+    """A fixed resize step of training (train=True) or evaluation makes the images the model's
+    input size.
+
+    A step to any other size leaves the model's preprocess() to resample them a second time (a
+    32x160 model trained on images resized to 32x100 learns from upsampled ones).
+    """
+    which = config.model.WhichOneof("model_oneof")
+    model = getattr(config.model, which) if which else None
+    if not hasattr(model, "input_width"):
+        return
+    model_path = f"model.{which}"
+    size = (model.input_height, model.input_width)
+    lists = []
+    if train and config.HasField("train_config"):
+        lists.append(("train_config.data_augmentation_options",
+                      config.train_config.data_augmentation_options))
+    if config.HasField("eval_config"):
+        lists.append(("eval_config.data_preprocessing_steps",
+                      config.eval_config.data_preprocessing_steps))
+    for list_path, steps in lists:
+        for i, step in enumerate(steps):
+            kind = step.WhichOneof("preprocessing_step")
+            if kind not in _RESIZE_STEPS:
+                continue
+            body = getattr(step, kind)
+            target = (body.target_height, body.target_width)
+            problems.require(
+                target == size, f"{list_path}[{i}].{kind}",
+                f"resizes to {target[0]}x{target[1]} but {model_path}.input_height x input_width "
+                f"is {size[0]}x{size[1]}: the model would resample every image a second time; "
+                f"make them the same size")
 
 
 def _check_train_filter(train_config, label_map, problems):
@@ -220,6 +258,7 @@ def check_eval(config):
     """Raises ConfigError with the first problem of the evaluation settings (the evaluator's)."""
     problems = _Problems()
     _check_eval(config, problems)
+    _check_input_size(config, problems, train=False)
     _walk(config.eval_config, "eval_config", problems)
     if problems:
         raise ConfigError(problems[0])

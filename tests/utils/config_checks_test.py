@@ -80,3 +80,28 @@ def test_an_eval_text_step_in_a_built_config_is_refused():
                               "evaluation scores the transcript as written")
     with pytest.raises(config_checks.ConfigError, match="scores the transcript as written"):
         config_checks.check_eval(config)
+
+
+def test_a_wider_model_input_than_the_resize_steps_names_each_step_and_the_model_size():
+    config = _demo(f"{MODEL}.input_width=160", f"{MODEL}.spatial_transformer.output_w=160")
+    problems = _problems(config)
+    assert [p.split(":")[0] for p in problems] == [
+        "train_config.data_augmentation_options[0].resize_image",
+        "eval_config.data_preprocessing_steps[0].resize_image"]
+    assert f"resizes to 32x100 but {MODEL}.input_height x input_width is 32x160" in problems[0]
+    with pytest.raises(config_checks.ConfigError, match=r"^train_config.*resize_image"):
+        config_checks.check_agreement(config)
+    # aster-eval checks its own steps only
+    with pytest.raises(config_checks.ConfigError, match=r"^eval_config.*resize_image"):
+        config_checks.check_eval(config)
+
+
+def test_resize_steps_at_the_model_input_size_agree():
+    config = _demo(f"{MODEL}.input_width=160",
+                   "train_config.data_augmentation_options[0].resize_image.target_width=160",
+                   "eval_config.data_preprocessing_steps[0].resize_image.target_width=160")
+    assert _problems(config) == []
+    config.train_config.data_augmentation_options.add().resize_image_random_method.target_width = 9
+    [problem] = _problems(config)
+    assert problem.startswith("train_config.data_augmentation_options[2]."
+                              "resize_image_random_method: resizes to 512x9")
