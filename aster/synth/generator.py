@@ -169,12 +169,20 @@ def _choose(plan, rng):
                      f"{text!r}): check --fonts / --word_list")
 
 
+class RenderError(RuntimeError):
+    """A font failed to draw a text: names the image, the font file and the text."""
+
+
 def render_one(plan, index):
     """Renders image `index` of a split: (Rendered, text, filename, font-word skips, font
     category)."""
     rng = np.random.default_rng(np.random.SeedSequence([plan.seed, plan.split_id, index]))
     text, font, skips = _choose(plan, rng)
-    rendered = render.render(text, font.path, rng, plan.style)
+    try:
+        rendered = render.render(text, font.path, rng, plan.style)
+    except (OSError, ValueError) as e:
+        raise RenderError(f"image {index} of split {plan.split} (seed {plan.seed}): {font.path} "
+                          f"failed to draw {text!r}: {e}") from e
     name = f"synth/{plan.split}/{index:08d}/{os.path.splitext(os.path.basename(font.path))[0]}"
     return rendered, text, name, skips, font.category
 
@@ -444,7 +452,8 @@ def run(args):
 
 
 def main(argv=None):
-    """Console entry point; returns 0, or 2 with a message on stderr for a bad setting."""
+    """Console entry point; returns 0, 2 with a message on stderr for a bad setting, or 1 when a
+    font fails to draw a text (RenderError)."""
     args = build_parser().parse_args(argv)
     if args.verbose:
         cli_logging.configure(verbose=True)
@@ -453,6 +462,9 @@ def main(argv=None):
     except ValueError as err:  # includes fonts.NoFontsError and vocabulary.VocabularyError
         print(f"aster-synth-words: error: {err}", file=sys.stderr)
         return 2
+    except RenderError as err:
+        print(f"aster-synth-words: error: {err}", file=sys.stderr)
+        return 1
     return 0
 
 

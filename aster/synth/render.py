@@ -115,9 +115,28 @@ def _draw_text(draw, xy, text, font, stroke_width=0):
     an 'L' image, as ImageDraw does it (one FreeType render from the fractional start, the mask
     blitted at the integer position) without its per-call Python work."""
     x, y = xy
-    mask, offset = font.getmask2(text, draw.fontmode, None, None, None, stroke_width, "la", 255,
-                                 (math.modf(x)[0], math.modf(y)[0]), stroke_filled=True)
+    start = (math.modf(x)[0], math.modf(y)[0])
+    try:
+        mask, offset = font.getmask2(text, draw.fontmode, None, None, None, stroke_width, "la",
+                                     255, start, stroke_filled=True)
+    except OSError:
+        if not stroke_width:
+            raise
+        _draw_dilated(draw, (int(x), int(y)), text, font, stroke_width, start)
+        return
     draw.draw.draw_bitmap((int(x) + offset[0], int(y) + offset[1]), mask, 255)
+
+
+def _draw_dilated(draw, xy, text, font, stroke_width, start):
+    """The stroked text for a face FreeType's stroker fails on ("array allocation size too
+    large": Rubik Pixels, whose glyphs are hundreds of square contours): the plain text grown by
+    stroke_width pixels on every side (a square max filter instead of a round stroke)."""
+    mask, offset = font.getmask2(text, draw.fontmode, None, None, None, 0, "la", 255, start)
+    pad = stroke_width
+    plain = Image.new("L", (mask.size[0] + 2 * pad, mask.size[1] + 2 * pad), 0)
+    ImageDraw.Draw(plain).draw.draw_bitmap((pad, pad), mask, 255)
+    grown = plain.filter(ImageFilter.MaxFilter(2 * pad + 1))
+    draw.bitmap((xy[0] + offset[0] - pad, xy[1] + offset[1] - pad), grown, fill=255)
 
 
 @functools.lru_cache(maxsize=1 << 16)

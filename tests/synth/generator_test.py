@@ -240,3 +240,18 @@ def test_google_fonts_library_renders_every_category(tmp_path, read_records):
         split_manifest = json.loads((tmp_path / f"val_ood_{category}_manifest.json").read_text())
         assert split_manifest["images_per_category"] == {category: 12}
     assert not (tmp_path / generator.CATEGORY_DIR / "val_ood_serif.tfrecord").exists()
+
+
+def test_a_font_that_fails_to_draw_is_named_with_the_image_and_text(machine_fonts, tmp_path,
+                                                                    monkeypatch, capsys):
+    def broken(text, font_path, rng, style):
+        raise OSError("array allocation size too large")
+
+    monkeypatch.setattr(generator.render, "render", broken)
+    code = generator.main(["--output_dir", str(tmp_path), "--split", "val", "--num_val", "3",
+                           "--num_workers", "1"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("aster-synth-words: error: image 0 of split val (seed 0): ")
+    assert "failed to draw '" in err and "array allocation size too large" in err
+    assert not (tmp_path / "val_manifest.json").exists()

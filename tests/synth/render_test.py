@@ -255,6 +255,40 @@ def test_draw_text_is_imagedraw_text(font_path):
     assert render._char_length(font, "W") == font.getlength("W")
 
 
+class _NoStroker:
+    """A font whose FreeType stroker fails, as Rubik Pixels' does ("array allocation size too
+    large" for any stroke width)."""
+
+    def __init__(self, font):
+        self._font = font
+
+    def getmask2(self, text, mode, *args, **kwargs):
+        if args[3]:  # stroke_width
+            raise OSError("array allocation size too large")
+        return self._font.getmask2(text, mode, *args, **kwargs)
+
+
+def test_a_face_that_cannot_be_stroked_is_grown_instead(font_path):
+    font = render._font(font_path, 31)
+    for xy, text, stroke in (((31, 31), "Hello", 2), ((12.37, 30.5), "W", 1)):
+        stroked, grown = Image.new("L", (160, 100)), Image.new("L", (160, 100))
+        render._draw_text(ImageDraw.Draw(stroked), xy, text, font, stroke)
+        render._draw_text(ImageDraw.Draw(grown), xy, text, _NoStroker(font), stroke)
+        plain = Image.new("L", (160, 100))
+        render._draw_text(ImageDraw.Draw(plain), xy, text, font, 0)
+        # The same ink box as the stroke, and more ink than the plain text.
+        assert grown.getbbox() == stroked.getbbox()
+        ink = [np.asarray(im, np.float64).sum() for im in (plain, grown, stroked)]
+        assert ink[0] < ink[1] and abs(ink[1] - ink[2]) < 0.25 * ink[2]
+    with pytest.raises(OSError):  # an unstroked text that fails is not hidden
+        render._draw_text(ImageDraw.Draw(plain), (3, 3), "x", _Failing(), 0)
+
+
+class _Failing:
+    def getmask2(self, *args, **kwargs):
+        raise OSError("broken face")
+
+
 def test_linspace_is_numpys():
     rng = np.random.default_rng(0)
     for _ in range(200):
