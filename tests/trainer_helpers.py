@@ -125,7 +125,8 @@ def pipeline_config(record_path, extra_train="", optimizer=None):
     text = f"""
     train_config {{
       batch_size: 4
-      data_augmentation_options {{ resize_image {{ target_height: 16 target_width: 32 }} }}
+      # The tiny model's input size (config_checks: a resize step agrees with the model).
+      data_augmentation_options {{ resize_image {{ target_height: 32 target_width: 64 }} }}
       optimizer {{ {optimizer} }}
       num_steps: 4
       num_batch_queue_threads: 1

@@ -195,6 +195,10 @@ def _check_input_size(config, problems, train=True):
     if not hasattr(model, "input_width"):
         return
     model_path = f"model.{which}"
+    own = _Problems()  # a size its own rules refuse is reported there, not here
+    _walk(model, model_path, own)
+    if own:
+        return
     size = (model.input_height, model.input_width)
     lists = []
     if train and config.HasField("train_config"):
@@ -207,6 +211,10 @@ def _check_input_size(config, problems, train=True):
         for i, step in enumerate(steps):
             kind = step.WhichOneof("preprocessing_step")
             if kind not in _RESIZE_STEPS:
+                continue
+            own = _Problems()
+            _walk(step, "", own)
+            if own:
                 continue
             body = getattr(step, kind)
             target = (body.target_height, body.target_width)
