@@ -280,7 +280,7 @@ $(STAGE4_MODEL)/pipeline.config:
 			"run make pretrain"; exit 1; }
 	mkdir -p $(STAGE4_MODEL) && cp $(BASE_MODEL)/* $(STAGE4_MODEL)/
 
-# Stages six to ten (configs/base_cpu_stage6.config ... stage10.config) go on from stage five,
+# Stages six to eleven (configs/base_cpu_stage6.config ... stage11.config) go on from stage five,
 # each from the one before (the ninth from the eighth widened: aster.tools.widen_model; its model
 # folder stores float16 weights), with half of each batch from 400,000 more training renders per folder
 # drawn with handwriting and display faces weighted up (HW_WEIGHTS): data/base94_hw (seed 5) and
@@ -320,11 +320,21 @@ $(BASE94_HW160_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts $(EXTRA_FONTS_
 $(BASE94_W160_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts $(EXTRA_FONTS_STAMP) fonts-google
 	$(VENV)/bin/$(BASE94_W160_SYNTH)
 
+# Stage eleven (configs/base_cpu_stage11.config) trains on at 32x160: 400,000 more training renders
+# at 160 pixels (data/base94_hw160b, seed 8) beside data/base94_hw160 and data/base94.
+BASE94_HW160B_DATA := data/base94_hw160b
+BASE94_HW160B_SYNTH := aster-synth-words --output_dir $(BASE94_HW160B_DATA) $(BASE94_TRAIN_ARGS) \
+	--seed 8 --width 160
+
+$(BASE94_HW160B_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts $(EXTRA_FONTS_STAMP) fonts-google
+	$(VENV)/bin/$(BASE94_HW160B_SYNTH)
+
 .PHONY: pretrain-94
 pretrain-94: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json \
 		$(BASE94_DATA)/manifest.json $(BASE94_HW_DATA)/manifest.json \
 		$(BASE94_LIB_DATA)/manifest.json $(BASE94_HW160_DATA)/manifest.json \
-		$(BASE94_W160_DATA)/manifest.json $(STAGE4_MODEL)/pipeline.config
+		$(BASE94_W160_DATA)/manifest.json $(BASE94_HW160B_DATA)/manifest.json \
+		$(STAGE4_MODEL)/pipeline.config
 	$(call pretrain_stage,configs/base_cpu_stage5.config,runs/base_cpu_stage5,\
 		runs/base_cpu_stage5/model,--starts_from $(STAGE4_MODEL),$(BASE94_DATA),$(BASE94_SYNTH))
 	$(call pretrain_stage,configs/base_cpu_stage6.config,runs/base_cpu_stage6,\
@@ -345,6 +355,10 @@ pretrain-94: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json \
 		runs/base_cpu_stage10/model,--starts_from runs/base_cpu_stage9/model --float16,\
 		$(BASE94_DATA) $(BASE94_HW_DATA) $(BASE94_LIB_DATA) $(BASE94_HW160_DATA),\
 		$(BASE94_HW_SYNTH) && $(BASE94_LIB_SYNTH) && $(BASE94_HW160_SYNTH) && $(BASE94_W160_SYNTH))
+	$(call pretrain_stage,configs/base_cpu_stage11.config,runs/base_cpu_stage11,\
+		runs/base_cpu_stage11/model,--starts_from runs/base_cpu_stage10/model --float16,\
+		$(BASE94_DATA) $(BASE94_HW160_DATA) $(BASE94_HW160B_DATA),\
+		$(BASE94_HW160_SYNTH) && $(BASE94_HW160B_SYNTH) && $(BASE94_W160_SYNTH))
 
 # ---- tiny-data: the data of configs/tiny.config and the README's example commands,
 # data/tiny_train.tfrecord (512 synthetic words) and data/tiny_val.tfrecord (64 unseen words and

@@ -169,6 +169,13 @@ NOT_RUN = {
     "aster-eval --pipeline_config_path configs/base_cpu_stage10.config --checkpoint_dir "
     "runs/base_cpu_stage10 --eval_dir runs/base_cpu_stage10/eval --run_once":
         "needs the checkpoints of the tenth stage",
+    # configs/base_cpu_stage11.config
+    "aster-train --pipeline_config_path configs/base_cpu_stage11.config --train_dir "
+    "runs/base_cpu_stage11": "needs stage ten's checkpoints and three 400,000-image folders; "
+                             "10,000 steps take ~1.2 hours",
+    "aster-eval --pipeline_config_path configs/base_cpu_stage11.config --checkpoint_dir "
+    "runs/base_cpu_stage11 --eval_dir runs/base_cpu_stage11/eval --run_once":
+        "needs the checkpoints of the eleventh stage",
     # configs/finetune_cpu.config
     "aster-convert folder --labels_file my_crops/labels.txt --output data/mine/train.tfrecord":
         "needs crops of your own (tests/tools/converters run the folder converter)",

@@ -28,7 +28,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # Cheapest to build first: a field is built in the first config that has it.
 ORDER = ("tiny", "crnn_ctc", "demo_cpu", "demo_cpu_el", "demo_cpu_ru", "base_cpu", "base_cpu_stage2",
          "base_cpu_stage3", "base_cpu_stage4", "base_cpu_stage5", "base_cpu_stage6", "base_cpu_stage7",
-         "base_cpu_stage8", "base_cpu_stage9", "base_cpu_stage10", "finetune_cpu", "aster_paper")
+         "base_cpu_stage8", "base_cpu_stage9", "base_cpu_stage10",
+         "base_cpu_stage11", "finetune_cpu", "aster_paper")
 CONFIGS = sorted(glob.glob(os.path.join(ROOT, "configs", "*.config")),
                  key=lambda p: ORDER.index(os.path.basename(p).split(".")[0]))
 _INTS = {FD.TYPE_INT32, FD.TYPE_INT64, FD.TYPE_SINT32, FD.TYPE_SINT64}
