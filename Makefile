@@ -125,10 +125,23 @@ fonts-google: $(STAMP)
 $(SYNTH_DIR)/manifest.json: | $(FONTS_STAMP) system-fonts
 	$(VENV)/bin/aster-synth-words --output_dir $(SYNTH_DIR) $(SYNTH_ARGS) $(LANGUAGE_ARGS)
 
-# ---- synth-data: make train's synthetic words alone (data/synth, ~2 min), without training: the
-# mixed-in reader of configs/finetune_cpu.config (README, "Fine-tuning the base model").
+# ---- synth-data: make train's synthetic words alone (data/synth, ~2 min), without training.
 .PHONY: synth-data
 synth-data: install $(FONTS_STAMP) $(SYNTH_DIR)/manifest.json
+
+# ---- synth-data-94: the shipped model's kind of text (case kept, punctuation, up to 25
+# characters, at 160x32 as the model reads) in the machine's fonts (and data/fonts_google's, if
+# make fonts-google ran): data/synth94, the mixed-in reader and `val` of
+# configs/finetune_cpu.config (README, "Fine-tuning the base model").
+SYNTH94_DIR := data/synth94
+SYNTH94_ARGS := --text ascii94 --num_train 100000 --num_val 2000 --num_val_ood 0 --num_shards 8 \
+	--num_val_ood_per_category 0 --width 160
+.PHONY: synth-data-94
+synth-data-94: install $(FONTS_STAMP) $(SYNTH94_DIR)/manifest.json
+
+$(SYNTH94_DIR)/manifest.json: | $(FONTS_STAMP) system-fonts
+	$(VENV)/bin/aster-synth-words --output_dir $(SYNTH94_DIR) $(SYNTH94_ARGS) \
+		$(if $(wildcard $(GOOGLE_FONTS_DIR)/manifest.json),--google_fonts $(GOOGLE_FONTS_DIR))
 
 .PHONY: train
 train: install protos $(FONTS_STAMP) $(SYNTH_DIR)/manifest.json
@@ -236,8 +249,11 @@ $(EXTRA_FONTS_STAMP):
 	cd $(EXTRA_FONTS)/debs && ls *.deb > ../packages.tmp
 	rm -rf $(EXTRA_FONTS)/debs && mv $(EXTRA_FONTS)/packages.tmp $@
 
-.PHONY: pretrain
-pretrain: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json $(EXTRA_DATA)/manifest.json \
+.PHONY: pretrain pretrain-36
+pretrain: pretrain-36
+	$(MAKE) pretrain-94
+
+pretrain-36: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json $(EXTRA_DATA)/manifest.json \
 		$(WIDE_DATA)/manifest.json
 	$(call pretrain_stage,configs/base_cpu.config,runs/base_cpu,runs/base_cpu/model,,\
 		$(BASE_DATA),$(BASE_SYNTH))
@@ -246,7 +262,7 @@ pretrain: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json $(EXTRA_DATA)
 	$(call pretrain_stage,configs/base_cpu_stage3.config,runs/base_cpu_stage3,\
 		runs/base_cpu_stage3/model,--starts_from runs/base_cpu_stage2/model,\
 		$(BASE_DATA) $(EXTRA_DATA),$(BOTH_SYNTH))
-	$(call pretrain_stage,configs/base_cpu_stage4.config,runs/base_cpu_stage4,$(BASE_MODEL),\
+	$(call pretrain_stage,configs/base_cpu_stage4.config,runs/base_cpu_stage4,$(STAGE4_MODEL),\
 		--starts_from runs/base_cpu_stage3/model,$(WIDE_DATA),$(WIDE_SYNTH))
 
 # ---- pretrain-94: stages five to ten. The fifth (configs/base_cpu_stage5.config): the model
@@ -274,11 +290,7 @@ $(BASE94_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts $(EXTRA_FONTS_STAMP)
 	$(VENV)/bin/$(BASE94_SYNTH)
 
 $(STAGE4_MODEL)/pipeline.config:
-	@$(PY) -c "import json, sys; card = json.load(open('$(BASE_MODEL)/card.json')); \
-		sys.exit('base_cpu_stage4.config' not in card['provenance']['command'])" || \
-		{ echo "$(STAGE4_MODEL) is missing and $(BASE_MODEL) is not stage four's model:" \
-			"run make pretrain"; exit 1; }
-	mkdir -p $(STAGE4_MODEL) && cp $(BASE_MODEL)/* $(STAGE4_MODEL)/
+	@echo "$(STAGE4_MODEL) is missing: make pretrain-36 trains stages one to four"; exit 1
 
 # Stages six to eleven (configs/base_cpu_stage6.config ... stage11.config) go on from stage five,
 # each from the one before (the ninth from the eighth widened: aster.tools.widen_model; its model
@@ -333,8 +345,7 @@ $(BASE94_HW160B_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts $(EXTRA_FONTS
 pretrain-94: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json \
 		$(BASE94_DATA)/manifest.json $(BASE94_HW_DATA)/manifest.json \
 		$(BASE94_LIB_DATA)/manifest.json $(BASE94_HW160_DATA)/manifest.json \
-		$(BASE94_W160_DATA)/manifest.json $(BASE94_HW160B_DATA)/manifest.json \
-		$(STAGE4_MODEL)/pipeline.config
+		$(BASE94_W160_DATA)/manifest.json $(STAGE4_MODEL)/pipeline.config
 	$(call pretrain_stage,configs/base_cpu_stage5.config,runs/base_cpu_stage5,\
 		runs/base_cpu_stage5/model,--starts_from $(STAGE4_MODEL),$(BASE94_DATA),$(BASE94_SYNTH))
 	$(call pretrain_stage,configs/base_cpu_stage6.config,runs/base_cpu_stage6,\
@@ -351,12 +362,21 @@ pretrain-94: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json \
 	$(call pretrain_stage,configs/base_cpu_stage9.config,runs/base_cpu_stage9,\
 		runs/base_cpu_stage9/model,--starts_from runs/base_cpu_stage8/model --float16,\
 		$(BASE94_DATA) $(BASE94_HW_DATA) $(BASE94_LIB_DATA),$(BASE94_HW_SYNTH) && $(BASE94_LIB_SYNTH))
-	$(call pretrain_stage,configs/base_cpu_stage10.config,runs/base_cpu_stage10,\
-		runs/base_cpu_stage10/model,--starts_from runs/base_cpu_stage9/model --float16,\
+	$(call pretrain_stage,configs/base_cpu_stage10.config,runs/base_cpu_stage10,$(BASE_MODEL),\
+		--starts_from runs/base_cpu_stage9/model --float16,\
 		$(BASE94_DATA) $(BASE94_HW_DATA) $(BASE94_LIB_DATA) $(BASE94_HW160_DATA),\
 		$(BASE94_HW_SYNTH) && $(BASE94_LIB_SYNTH) && $(BASE94_HW160_SYNTH) && $(BASE94_W160_SYNTH))
+
+# ---- pretrain-11: stage eleven (configs/base_cpu_stage11.config; in training, not shipped) goes
+# on from the shipped model's run, runs/base_cpu_stage10 (make pretrain-94), into
+# runs/base_cpu_stage11/model.
+.PHONY: pretrain-11
+pretrain-11: install protos $(BASE94_DATA)/manifest.json $(BASE94_HW160_DATA)/manifest.json \
+		$(BASE94_W160_DATA)/manifest.json $(BASE94_HW160B_DATA)/manifest.json
+	@test -n "$$(ls runs/base_cpu_stage10/*.index 2>/dev/null)" || \
+		{ echo "runs/base_cpu_stage10 has no checkpoint: make pretrain-94 trains it"; exit 1; }
 	$(call pretrain_stage,configs/base_cpu_stage11.config,runs/base_cpu_stage11,\
-		runs/base_cpu_stage11/model,--starts_from runs/base_cpu_stage10/model --float16,\
+		runs/base_cpu_stage11/model,--starts_from $(BASE_MODEL) --float16,\
 		$(BASE94_DATA) $(BASE94_HW160_DATA) $(BASE94_HW160B_DATA),\
 		$(BASE94_HW160_SYNTH) && $(BASE94_HW160B_SYNTH) && $(BASE94_W160_SYNTH))
 

@@ -123,11 +123,16 @@ def _curve_table(facts):
 
 
 def _stage_lines(facts):
-    """The earlier stages (a run continued through fine_tune_checkpoint), oldest first."""
+    """The earlier stages (a run continued through fine_tune_checkpoint), oldest first. Each
+    stage's sets come in the order of this model's evaluation, then any others by name: the same
+    text whether the facts are fresh or read back from card.json (stored with sorted keys)."""
+    names = [d["name"] for d in facts["beam"]["datasets"]]
     lines = []
     for number, stage in enumerate(_stages(facts)[:-1], 1):
         prov = stage["provenance"]
-        accuracy = ", ".join(f"`{name}` {_pct(value)}" for name, value in stage["accuracy"].items())
+        ordered = sorted(stage["accuracy"].items(), key=lambda item: (
+            names.index(item[0]) if item[0] in names else len(names), item[0]))
+        accuracy = ", ".join(f"`{name}` {_pct(value)}" for name, value in ordered)
         data = prov.get("data_command")
         lines.append(
             f"- Stage {number}: `{prov.get('command', '')}` at commit "

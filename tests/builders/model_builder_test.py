@@ -151,7 +151,7 @@ def test_second_clone_under_reuse_shares_all_variables():
     assert counts[0] == counts[1]
 
 
-SHIPPED_CHECKPOINT = os.path.join(CONFIGS, "..", "models", "aster_base", "model.ckpt-30000")
+SHIPPED_CHECKPOINT = os.path.join(CONFIGS, "..", "models", "aster_base", "model.ckpt-12000")
 
 
 def _training_variables(model_config):
@@ -168,9 +168,9 @@ def _training_variables(model_config):
         return {v.op.name: v.shape.as_list() for v in tf.global_variables()}
 
 
-def test_demo_model_has_the_variables_of_the_shipped_checkpoint():
+def test_the_fine_tuning_model_has_the_variables_of_the_shipped_checkpoint():
     """A renamed or reshaped variable would stop models/aster_base (and every checkpoint trained
-    from the demo config) from restoring."""
+    from configs/finetune_cpu.config's model) from restoring."""
     stored = {name: list(shape) for name, shape in tf.train.list_variables(SHIPPED_CHECKPOINT)}
     assert len(stored) > 100  # the whole model
-    assert _training_variables(_model_config("demo_cpu.config")) == stored
+    assert _training_variables(_model_config("finetune_cpu.config")) == stored

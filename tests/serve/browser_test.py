@@ -106,9 +106,9 @@ def test_page_reads_an_uploaded_word_and_shows_the_rectified_image(shipped_serve
     while time.monotonic() < deadline and not browser.execute_script(
             "return arguments[0].complete && arguments[0].naturalWidth", rectified):
         time.sleep(0.1)
-    # The shipped model rectifies to its 32 x 100 input; the page draws it 64 px high.
+    # The shipped model rectifies to its 32 x 160 input; the page draws it 64 px high.
     assert browser.execute_script("return [arguments[0].naturalWidth, arguments[0].naturalHeight]",
-                                  rectified) == [100, 32]
+                                  rectified) == [160, 32]
     assert rectified.is_displayed() and rectified.size["height"] >= 64  # and its 1 px border
     canvas = browser.find_element(By.CSS_SELECTOR, ".result canvas.input")
     assert browser.execute_script("return [arguments[0].height, arguments[0].width > 64]",

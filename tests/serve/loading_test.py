@@ -75,7 +75,7 @@ def test_the_shipped_models_card_gives_its_accuracy():
     with open(os.path.join(folder, loading.CARD_JSON)) as f:
         card = json.load(f)
     info = loading.model_info(os.path.join(folder, "model.ckpt-1"), None, card, "checkpoint")
-    assert info["name"] == "aster_base" and info["charset"] == "lowercase"
+    assert info["name"] == "aster_base" and info["charset"] == "allcases_symbols"
     assert set(info["accuracy"]) >= {"val", "val_ood"}
     assert all(0 < a <= 1 for a in info["accuracy"].values())
 

@@ -89,10 +89,14 @@ def test_parsed_text_takes_bases_relative_to_base_dir(tmp_path):
     assert config.train_config.num_steps == 4
 
 
-def test_the_cpu_configs_share_one_model_block():
-    """demo_cpu, base_cpu* and finetune_cpu state their model once, in configs/base/."""
-    names = ["demo_cpu", "base_cpu", "base_cpu_stage2", "base_cpu_stage3", "base_cpu_stage4",
-             "finetune_cpu"]
+@pytest.mark.parametrize("names", [
+    ["demo_cpu", "base_cpu", "base_cpu_stage2", "base_cpu_stage3", "base_cpu_stage4"],
+    ["base_cpu_stage5", "base_cpu_stage6", "base_cpu_stage7", "base_cpu_stage8"],
+    ["base_cpu_stage10", "base_cpu_stage11", "finetune_cpu"]])
+def test_the_cpu_configs_share_one_model_block(names):
+    """The 36-class configs (demo_cpu, stages one to four), the 94-class ones (stages five to
+    eight) and the 94-class ones at 32x160 (stages ten and eleven, finetune_cpu: the shipped
+    model's) each state their model once, in configs/base/."""
     models = []
     for name in names:
         path = os.path.join(ROOT, "configs", f"{name}.config")
