@@ -86,6 +86,17 @@ def _accuracy_table(facts):
     return lines
 
 
+def _charset_limit(model):
+    """What the character set leaves out, for the card's Limits."""
+    what = {"lowercase": "lower-case alphanumeric classes: no punctuation, no case, no other "
+                         "alphabet",
+            "allcases": "alphanumeric classes, case kept: no punctuation, no other alphabet",
+            "allcases_symbols": "classes, the printable ASCII characters: no space (one word "
+                                "per crop), no accented letters, no other alphabet"}.get(
+        model.get("charset"), "classes: characters outside its set are never output")
+    return f"- {model.get('num_characters', '?')} {what}."
+
+
 def _output_line(model):
     """What the model outputs, from its character set."""
     what = {"lowercase": "a-z and 0-9; upper case is read as lower case, other characters are "
@@ -240,8 +251,7 @@ def render(facts):
         "",
         "## Limits",
         "",
-        f"- {model.get('num_characters', '?')} lower-case alphanumeric classes: no punctuation, "
-        "no case, no other alphabet.",
+        _charset_limit(model),
         f"- At most {model.get('max_characters')} characters; one horizontal word per crop "
         "(curved text is rectified, vertical text and whole lines are not read).",
         "- Trained on synthetic words only (the fonts above, rendered by aster-synth-words): "

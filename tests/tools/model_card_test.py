@@ -22,6 +22,7 @@ def test_a_36_class_card_has_no_protocol_94_column():
     text = model_card.render(card)
     assert "protocol 94" not in text
     assert "upper case is read as lower case" in text
+    assert "- 36 lower-case alphanumeric classes: no punctuation, no case" in text
 
 
 def test_the_shipped_94_class_card_shows_protocol_94_beside_the_headline():
@@ -33,6 +34,8 @@ def test_the_shipped_94_class_card_shows_protocol_94_beside_the_headline():
     assert f"| `{first['name']}` | {first['size']} | " in text and f"| {p94} |" in text
     assert ("94 classes (allcases_symbols: the 94 printable ASCII characters: letters with their "
             "case, digits and punctuation), at most 25 characters.") in text
+    assert "- 94 classes, the printable ASCII characters: no space (one word per crop)" in text
+    assert "lower-case" not in text
 
 
 def test_earlier_stages_list_their_sets_in_the_models_evaluation_order():
