@@ -158,7 +158,8 @@ eval: install protos
 	$(VENV)/bin/aster-eval --pipeline_config_path $(DEMO_CONFIG) --checkpoint_dir $(DEMO_DIR) \
 		--eval_dir $(DEMO_DIR)/eval --run_once
 
-# ---- pretrain: the shipped base model, models/aster_base, from a fresh clone: fonts, 500,000
+# ---- pretrain: the shipped base model, models/aster_base, from a fresh clone: pretrain-36, then
+# pretrain-94 (below). pretrain-36: fonts, 500,000
 # synthetic training words into data/base (seed 0: the font families and words that make train's
 # data/synth holds out, and the same val sets), then four stages, each trained, evaluated with
 # beam search and greedy and written as a model folder (weights only, its pipeline.config,
@@ -170,7 +171,7 @@ eval: install protos
 # runs/base_cpu_stage3, and configs/base_cpu_stage4.config (30,000 more on 400,000 renders in 98
 # font families, data/base_wide: the 53 above and 45 from pretrain-fonts; the val and val_ood
 # families named so that both sets stay the same) into runs/base_cpu_stage4, written as
-# models/aster_base with a card that names every stage. A rerun resumes each stage from the
+# runs/base_cpu_stage4/model (36 classes; the shipped model until 2026-12-07). A rerun resumes each stage from the
 # newest checkpoint in its train dir.
 BASE_DATA := data/base
 EXTRA_DATA := data/base_extra
@@ -268,14 +269,13 @@ pretrain-36: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json $(EXTRA_DA
 # ---- pretrain-94: stages five to ten. The fifth (configs/base_cpu_stage5.config): the model
 # reads the 94 printable ASCII characters with case kept, texts of up to 25 characters, in the
 # Google Fonts library's training families besides the Debian ones. From stage four's model
-# folder (runs/base_cpu_stage4/model, which `make pretrain` writes; where it is missing and the
-# shipped model is still stage four's, models/aster_base is copied there), on data/base94
+# folder (runs/base_cpu_stage4/model, which `make pretrain-36` writes), on data/base94
 # (400,000 images of aster-synth-words --text ascii94 --google_fonts, the `val` / `val_ood`
 # families named as in stage four, 400 val_ood images per font category), evaluated on stage
 # four's sets and the new ones (protocols 36 and 94 side by side) and written as
 # runs/base_cpu_stage5/model. A rerun resumes each stage from the newest checkpoint in its
-# runs/ folder. Copy the last model folder to models/aster_base when its evaluation meets the
-# targets in stage five's header. Stage five's
+# runs/ folder. The tenth stage is written as models/aster_base, with a card that names every
+# stage. Stage five's
 # data/base94 was rendered when google_fonts.txt had 572 packages (565 training families); a
 # render with today's 1,008 draws 998 (its validation sets are the same images).
 BASE94_DATA := data/base94
@@ -292,7 +292,7 @@ $(BASE94_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts $(EXTRA_FONTS_STAMP)
 $(STAGE4_MODEL)/pipeline.config:
 	@echo "$(STAGE4_MODEL) is missing: make pretrain-36 trains stages one to four"; exit 1
 
-# Stages six to eleven (configs/base_cpu_stage6.config ... stage11.config) go on from stage five,
+# Stages six to ten (configs/base_cpu_stage6.config ... stage10.config) go on from stage five,
 # each from the one before (the ninth from the eighth widened: aster.tools.widen_model; its model
 # folder stores float16 weights), with half of each batch from 400,000 more training renders per folder
 # drawn with handwriting and display faces weighted up (HW_WEIGHTS): data/base94_hw (seed 5) and
