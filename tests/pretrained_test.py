@@ -9,7 +9,8 @@ import shutil
 
 import numpy as np
 import pytest
-from PIL import Image, ImageDraw, ImageFont
+import word_images
+from PIL import Image, ImageFont
 
 from aster import demo, export, inference, pretrained, trainer
 from aster import eval as eval_cli
@@ -122,13 +123,6 @@ PEOPLES_WORDS = ["MARKET", "$12.99", "Hello", "iPhone", "10:45", "U.S.A.", "e-ma
 UNSEEN_FAMILY = "DejaVu Sans Mono"
 
 
-def _draw(text, font):
-    left, top, right, bottom = font.getbbox(text)
-    image = Image.new("RGB", (right - left + 16, bottom - top + 16), "white")
-    ImageDraw.Draw(image).text((8 - left, 8 - top), text, font=font, fill="black")
-    return image
-
-
 def test_aster_demo_prints_case_and_punctuation_in_a_family_it_never_saw(tmp_path, capsys):
     try:
         found = fonts.find_fonts()
@@ -145,7 +139,7 @@ def test_aster_demo_prints_case_and_punctuation_in_a_family_it_never_saw(tmp_pat
     paths = []
     for i, text in enumerate(PEOPLES_WORDS):
         paths.append(str(tmp_path / f"word{i}.png"))
-        _draw(text, font).save(paths[-1])
+        word_images.draw_word(text, font).save(paths[-1])
     assert demo.main(paths) == 0
     lines = [line.split("\t") for line in capsys.readouterr().out.strip().splitlines()]
     assert [(p, t) for p, t, _ in lines] == list(zip(paths, PEOPLES_WORDS, strict=True))

@@ -170,8 +170,8 @@ NOT_RUN = {
         "needs the checkpoints of the tenth stage",
     # configs/base_cpu_stage11.config
     "aster-train --pipeline_config_path configs/base_cpu_stage11.config --train_dir "
-    "runs/base_cpu_stage11": "needs stage ten's checkpoints and three 400,000-image folders; "
-                             "10,000 steps take ~1.2 hours",
+    "runs/base_cpu_stage11": "needs data/base94 and 300,000 renders at 160 pixels; "
+                             "8,000 steps take ~1 hour",
     "aster-eval --pipeline_config_path configs/base_cpu_stage11.config --checkpoint_dir "
     "runs/base_cpu_stage11 --eval_dir runs/base_cpu_stage11/eval --run_once":
         "needs the checkpoints of the eleventh stage",

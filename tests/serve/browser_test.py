@@ -11,7 +11,7 @@ import shutil
 import time
 
 import pytest
-from PIL import Image, ImageDraw, ImageFont
+import word_images
 from serve_fixtures import image_bytes, multipart, request, running_server
 
 from aster import pretrained
@@ -37,11 +37,8 @@ def _browser_parts():
 
 def render_word(path, word=WORD):
     """A dark word on a light background, in Pillow's own scalable font (no font files)."""
-    font = ImageFont.load_default(size=40)
-    left, top, right, bottom = font.getbbox(word)
-    image = Image.new("RGB", (right - left + 24, bottom - top + 16), (250, 245, 230))
-    ImageDraw.Draw(image).text((12 - left, 8 - top), word, fill=(20, 30, 90), font=font)
-    image.save(path)
+    word_images.draw_word(word, margin=(12, 8), fill=(20, 30, 90),
+                          background=(250, 245, 230)).save(path)
     return path
 
 
