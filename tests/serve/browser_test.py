@@ -92,6 +92,10 @@ def test_page_reads_an_uploaded_word_and_shows_the_rectified_image(shipped_serve
     browser.get(f"http://127.0.0.1:{shipped_server}/")
     WebDriverWait(browser, 20).until(
         lambda d: d.find_element(By.ID, "model").text.startswith("Model: aster_base"))
+    status, model = request(shipped_server, "GET", "/v1/model")
+    assert status == 200 and model["protocol"]
+    # The figures say how they were scored (a 94-class model's are protocol 36's).
+    assert browser.find_element(By.ID, "model").text.endswith(f"(scored {model['protocol']})")
     browser.find_element(By.ID, "files").send_keys(path)
     text = WebDriverWait(browser, 30).until(
         lambda d: d.find_elements(By.CSS_SELECTOR, ".result .text"))[0].text

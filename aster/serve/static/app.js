@@ -24,8 +24,9 @@ async function showModel() {
     if (info.step !== null) parts.push("step " + info.step);
     if (info.charset) parts.push("charset " + info.charset);
     if (info.accuracy) {
+      const scored = info.protocol ? " (scored " + info.protocol + ")" : "";
       parts.push(Object.entries(info.accuracy).map(([set, acc]) => set + " " + percent(acc))
-        .join(", "));
+        .join(", ") + scored);
     }
     line.textContent = "Model: " + parts.join(" · ");
   } catch (error) {
