@@ -333,7 +333,7 @@ $(BASE94_W160_DATA)/manifest.json: | $(FONTS_STAMP) system-fonts $(EXTRA_FONTS_S
 	$(VENV)/bin/$(BASE94_W160_SYNTH)
 
 # Stage eleven (configs/base_cpu_stage11.config) trains on at 32x160: 300,000 new training renders
-# at 160 pixels (data/base94_hw160b, seed 8; ~17 min) beside data/base94.
+# at 160 pixels (data/base94_hw160b, seed 8; 10 min here) beside data/base94.
 BASE94_HW160B_DATA := data/base94_hw160b
 BASE94_HW160B_SYNTH := aster-synth-words --output_dir $(BASE94_HW160B_DATA) $(BASE94_TRAIN_ARGS) \
 	--seed 8 --width 160 --num_train 300000 --num_shards 24
@@ -368,8 +368,9 @@ pretrain-94: install protos $(FONTS_STAMP) $(BASE_DATA)/manifest.json \
 		$(BASE94_HW_SYNTH) && $(BASE94_LIB_SYNTH) && $(BASE94_HW160_SYNTH) && $(BASE94_W160_SYNTH))
 
 # ---- pretrain-11: stage eleven (configs/base_cpu_stage11.config; not shipped) goes on from the
-# shipped model's weights ($(BASE_MODEL)) into runs/base_cpu_stage11/model: ~1 h of training and
-# ~25 min of evaluation on two Zen 4 cores, so that it fits in one session.
+# shipped model's weights ($(BASE_MODEL)) into runs/base_cpu_stage11/model: 1 h 2 min of
+# training and ~8 min of evaluation and packaging on two Zen 4 cores (05f8c87), so that it fits in
+# one session.
 .PHONY: pretrain-11
 pretrain-11: install protos $(BASE_DATA)/manifest.json $(BASE94_DATA)/manifest.json \
 		$(BASE94_W160_DATA)/manifest.json $(BASE94_HW160B_DATA)/manifest.json
